@@ -1,0 +1,14 @@
+/* clock.h - the one clock pacer measures with: CLOCK_MONOTONIC in nanoseconds. */
+#ifndef PACER_CLOCK_H
+#define PACER_CLOCK_H
+
+#include <stdint.h>
+
+/* Nanoseconds since an arbitrary fixed point; never goes backwards. */
+int64_t clock_now_ns(void);
+/* Wall-clock UTC time as "YYYY-MM-DDTHH:MM:SSZ" (21 bytes with NUL). */
+void clock_utc_iso8601(char out[21]);
+/* Sleeps for `ns` nanoseconds, resuming after signals. */
+void clock_sleep_ns(int64_t ns);
+
+#endif

@@ -1,0 +1,30 @@
+/* json.h - JSON helpers over jansson: the canonical form that digests are taken over,
+ * and typed getters that tell "missing" from "wrong type". */
+#ifndef PACER_JSON_H
+#define PACER_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+
+/* Flags of the canonical form: object keys sorted, no insignificant white space, reals
+ * with 15 significant digits (so text -> double -> text is the identity), UTF-8 kept. */
+#define JSON_CANONICAL_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
+
+/* Appends the canonical encoding of `v` to `out`. */
+pacer_err json_canonical_append(const json_t *v, buf *out);
+/* Canonical encoding as a new string (free() it), or NULL on failure. */
+char *json_canonical_dump(const json_t *v);
+/* SHA-256 of the canonical encoding, as hex. */
+pacer_err json_canonical_sha256(const json_t *v, char out[65]);
+
+/* Typed lookups: return the value, or `def` when the key is missing, null or of another type. */
+const char *json_get_str(const json_t *obj, const char *key, const char *def);
+int64_t json_get_int(const json_t *obj, const char *key, int64_t def);
+double json_get_num(const json_t *obj, const char *key, double def);
+bool json_get_bool(const json_t *obj, const char *key, bool def);
+
+#endif

@@ -1,0 +1,148 @@
+/* test_base.c - base/: errors, buffers with caps, SHA-256, clock, atomic writes,
+ * canonical JSON (its bytes are pinned). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/sha256.h"
+
+Test(error, every_code_has_words) {
+    for (int e = 0; e < PACER_ERR__COUNT; e++) {
+        cr_assert_neq(strcmp(pacer_strerror((pacer_err)e), "unknown error"), 0, "code %d", e);
+    }
+    cr_assert_str_eq(pacer_strerror((pacer_err)9999), "unknown error");
+    /* values are a contract: pin a few */
+    cr_assert_eq(PACER_ERR_TOO_BIG, 4);
+    cr_assert_eq(PACER_ERR_CANCELLED, 8);
+    cr_assert_eq(PACER_ERR_INTEGRITY, 14);
+}
+
+Test(buf, grows_and_respects_cap) {
+    buf b;
+    buf_init(&b, 10);
+    cr_assert_eq(buf_append(&b, "hello", 5), PACER_OK);
+    cr_assert_eq(buf_append(&b, "world", 5), PACER_OK);
+    cr_assert_str_eq(b.data, "helloworld");
+    cr_assert_eq(buf_append(&b, "!", 1), PACER_ERR_TOO_BIG);
+    cr_assert_eq(b.len, 10);
+    cr_assert_str_eq(b.data, "helloworld");
+    buf_consume(&b, 5);
+    cr_assert_str_eq(b.data, "world");
+    cr_assert_eq(buf_appendf(&b, "%d", 42), PACER_OK);
+    cr_assert_str_eq(b.data, "world42");
+    cr_assert_eq(buf_appendf(&b, "%s", "toolong"), PACER_ERR_TOO_BIG);
+    cr_assert_str_eq(b.data, "world42");
+    char *s = buf_detach(&b);
+    cr_assert_str_eq(s, "world42");
+    free(s);
+    cr_assert_null(b.data);
+    buf_free(&b);
+    buf_free(NULL);
+}
+
+Test(buf, huge_request_does_not_overflow) {
+    buf b;
+    buf_init(&b, (size_t)-1);
+    cr_assert_eq(buf_append(&b, "x", 1), PACER_OK);
+    cr_assert_eq(buf_reserve(&b, (size_t)-1), PACER_ERR_TOO_BIG);
+    buf_free(&b);
+}
+
+Test(sha256, known_vectors) {
+    char hex[65];
+    cr_assert_eq(sha256_hex("", 0, hex), PACER_OK);
+    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    cr_assert_eq(sha256_hex("abc", 3, hex), PACER_OK);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    sha256_ctx c;
+    uint8_t d[32];
+    cr_assert_eq(sha256_begin(&c), PACER_OK);
+    sha256_update(&c, "a", 1);
+    sha256_update(&c, "bc", 2);
+    cr_assert_eq(sha256_end(&c, d), PACER_OK);
+    sha256_to_hex(d, hex);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+Test(clock, monotonic_nanoseconds) {
+    int64_t a = clock_now_ns();
+    clock_sleep_ns(2000000);
+    int64_t b = clock_now_ns();
+    cr_assert_geq(b - a, 2000000);
+    char iso[21];
+    clock_utc_iso8601(iso);
+    cr_assert_eq(strlen(iso), 20);
+    cr_assert_eq(iso[10], 'T');
+    cr_assert_eq(iso[19], 'Z');
+}
+
+Test(fileio, atomic_write_replaces_whole_file) {
+    char dir[] = "/tmp/pacer-test-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256], sub[256];
+    snprintf(path, sizeof path, "%s/a/b/out.json", dir);
+    snprintf(sub, sizeof sub, "%s/a/b", dir);
+    cr_assert_eq(dir_create_all(sub, 0700), PACER_OK);
+    cr_assert_eq(dir_create_all(sub, 0700), PACER_OK);
+    cr_assert_eq(file_write_atomic(path, "first", 5, 0600), PACER_OK);
+    cr_assert_eq(file_write_atomic(path, "second", 6, 0600), PACER_OK);
+    buf b;
+    buf_init(&b, 100);
+    cr_assert_eq(file_read_all(path, &b), PACER_OK);
+    cr_assert_str_eq(b.data, "second");
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600);
+    buf_reset(&b);
+    b.max = 3;
+    cr_assert_eq(file_read_all(path, &b), PACER_ERR_TOO_BIG);
+    buf_free(&b);
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/missing/x", dir);
+    cr_assert_eq(file_write_atomic(bad, "x", 1, 0600), PACER_ERR_NOT_FOUND);
+    unlink(path);
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/a", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+Test(json, canonical_bytes_are_pinned) {
+    json_error_t err;
+    json_t *v = json_loads("{ \"b\": [1, 2.5, 0.7, 1e21, -0.0, true, null],\n \"a\": {\"z\": \"\\u00e9/\\n\", \"y\": 3} }", 0, &err);
+    cr_assert_not_null(v, "%s", err.text);
+    char *s = json_canonical_dump(v);
+    cr_assert_str_eq(s, "{\"a\":{\"y\":3,\"z\":\"\xc3\xa9/\\n\"},\"b\":[1,2.5,0.7,1e21,-0.0,true,null]}");
+    /* text -> value -> text is the identity on canonical text */
+    json_t *again = json_loads(s, 0, &err);
+    char *s2 = json_canonical_dump(again);
+    cr_assert_str_eq(s, s2);
+    char hex[65];
+    cr_assert_eq(json_canonical_sha256(v, hex), PACER_OK);
+    char want[65];
+    sha256_hex(s, strlen(s), want);
+    cr_assert_str_eq(hex, want);
+    free(s);
+    free(s2);
+    json_decref(v);
+    json_decref(again);
+}
+
+Test(json, typed_getters) {
+    json_t *o = json_pack("{s:s, s:I, s:f, s:b, s:n}", "s", "x", "i", (json_int_t)7, "f", 1.5, "b", 1, "n");
+    cr_assert_str_eq(json_get_str(o, "s", "d"), "x");
+    cr_assert_str_eq(json_get_str(o, "i", "d"), "d");
+    cr_assert_eq(json_get_int(o, "i", -1), 7);
+    cr_assert_eq(json_get_int(o, "f", -1), -1);
+    cr_assert_float_eq(json_get_num(o, "i", 0), 7.0, 1e-12);
+    cr_assert(json_get_bool(o, "b", false));
+    cr_assert_eq(json_get_int(o, "n", -2), -2);
+    json_decref(o);
+}

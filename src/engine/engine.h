@@ -1,0 +1,51 @@
+/* engine.h - the embedded engine as the rest of pacer sees it: load a llama-family GGUF,
+ * tokenize, evaluate tokens into a KV cache, read logits. One sequence per engine object;
+ * `pacer serve` holds one for the target and one per drafter. Not thread-safe: one caller
+ * at a time (the engine uses its own thread pool inside). */
+#ifndef PACER_ENGINE_H
+#define PACER_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+typedef struct engine engine;
+typedef struct tokenizer tokenizer; /* engine/tokenizer.h */
+typedef struct gguf_file gguf_file; /* engine/gguf.h */
+
+typedef struct engine_params {
+    int n_threads; /* <= 0: the number of online CPUs */
+    int n_ctx;     /* <= 0: the model's context length, capped at 4096 */
+} engine_params;
+
+typedef struct engine_info {
+    const char *arch;   /* general.architecture: "llama", "qwen2", "qwen3", ... */
+    const char *name;   /* general.name or "" */
+    int n_vocab, n_ctx, n_embd, n_layer, n_head, n_head_kv, n_ff;
+    int64_t n_params;
+    const char *weight_type; /* "f16", "q8_0", ... (the type of most weight bytes) */
+    uint64_t weight_bytes;   /* bytes of weights read per token */
+} engine_info;
+
+/* Opens the model at `path`. On error returns the code, *out is NULL, and `err` (when
+ * non-NULL) holds one line naming what is wrong. */
+pacer_err engine_open(const char *path, const engine_params *params, engine **out, char *err, size_t err_len);
+/* Frees everything; accepts NULL. */
+void engine_close(engine *e);
+
+const engine_info *engine_get_info(const engine *e);
+const tokenizer *engine_get_tokenizer(const engine *e);
+const gguf_file *engine_get_gguf(const engine *e);
+
+/* Evaluates `n` tokens at positions pos..pos+n-1. Cache entries at positions >= pos are
+ * discarded first, so evaluating at a smaller pos rewinds the sequence (this is how a
+ * prompt prefix is reused and how drafts are rolled back). pos + n must be <= n_ctx.
+ * logits: when all_logits is false, receives n_vocab floats for the last token; when
+ * true, n * n_vocab floats (row i for token i). NULL: compute nothing but the cache. */
+pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
+/* Number of positions currently in the cache. */
+int engine_n_past(const engine *e);
+
+#endif

@@ -1,0 +1,77 @@
+/* probe.h - hardware provenance: the public facts about the machine a number was measured
+ * on (CPU, memory, OS, power, the model's volume, GPUs), and never identifying ones.
+ * The receipt writer and `pacer serve`'s manifest take the object probe_collect() returns. */
+#ifndef PACER_PROBE_H
+#define PACER_PROBE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* How a section's facts were obtained. "attested" is reserved for facts an attached
+ * server reports about itself; probe_collect() never writes it. */
+typedef enum probe_source {
+    PROBE_SOURCE_UNKNOWN = 0, /* nothing could be read */
+    PROBE_SOURCE_PROBED = 1,  /* read from this machine, complete */
+    PROBE_SOURCE_PARTIAL = 2, /* read, but some facts are missing or uncertain */
+    PROBE_SOURCE_ATTESTED = 3 /* reported by the server under test (manifest) */
+} probe_source;
+
+/* "unknown", "probed", "partial" or "attested". */
+const char *probe_source_name(probe_source s);
+
+typedef struct probe_options {
+    /* File whose volume is reported (capacity and free space), usually the model; NULL:
+     * the current directory's volume. Never recorded itself. */
+    const char *model_path;
+    /* Take the uncached read sample of model_path (O_DIRECT, or posix_fadvise DONTNEED
+     * where O_DIRECT is refused) before the first sample. */
+    bool read_sample;
+    /* Bytes the read sample reads at most; 0 means 2 GB. */
+    uint64_t read_sample_max;
+    /* Skip the GPU tools (nvidia-smi, rocminfo): gpus_source becomes "unknown". */
+    bool no_gpus;
+    /* Tool paths; NULL means "nvidia-smi" / "rocminfo" found on PATH. Tests point these
+     * at scripts that print captured outputs. */
+    const char *nvidia_smi;
+    const char *rocminfo;
+    /* Directory that stands for "/" when reading /proc, /sys and /etc (tests); NULL: "/". */
+    const char *sys_root;
+} probe_options;
+
+/* Collects the hardware object into *out (a new reference, json_decref() it):
+ *   {"cpu":    {"model", "cores", "threads", "features":[...], "source"},
+ *    "memory": {"total_bytes", "source"},
+ *    "os":     {"name", "version", "kernel", "source"},
+ *    "power":  {"state": "ac"|"battery"|"ac-only"|"unknown", "source"},
+ *    "volume": {"capacity_bytes", "free_bytes", "source",
+ *               "read_sample": {"bytes", "seconds", "gb_per_s", "method"}   (when asked)},
+ *    "gpus":   [{"vendor", "name", "memory_bytes", "memory": "dedicated"|"unified",
+ *                "driver_version", "compute_capability", "power_limit_w",
+ *                "max_sm_clock_mhz", "max_memory_clock_mhz", "compute_units"}, ...],
+ *    "gpus_source": "probed"|"partial"|"unknown"}
+ * A fact that could not be read is null. The object has passed redact_hardware() (see
+ * redact.h): nothing outside the allowlist, nothing identifying. Returns PACER_OK even
+ * when every section is unknown; an error only for a bad argument or no memory. */
+pacer_err probe_collect(const probe_options *opt, json_t **out);
+
+/* Power state, as the runner watches it. */
+typedef enum probe_power {
+    PROBE_POWER_UNKNOWN = 0,
+    PROBE_POWER_AC = 1,      /* a battery is present and the machine runs on mains */
+    PROBE_POWER_BATTERY = 2, /* running on battery */
+    PROBE_POWER_AC_ONLY = 3  /* no battery: a desktop or a server */
+} probe_power;
+
+/* "unknown", "ac", "battery", "ac-only". */
+const char *probe_power_name(probe_power p);
+/* Reads the state from /sys/class/power_supply under `sys_root` (NULL: "/"). */
+probe_power probe_power_read(const char *sys_root);
+/* The runner's check, called at process boundaries and every 30 s: reads the state into
+ * *now (may be NULL) and returns PACER_ERR_STATE when it differs from `expected` (the
+ * sample taken across the change must be invalidated), PACER_OK when it is the same. */
+pacer_err power_check(const char *sys_root, probe_power expected, probe_power *now);
+
+#endif

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/error.h"
 
 typedef enum attempt_route {
@@ -48,6 +50,7 @@ typedef struct attempt_request {
 #define ATTEMPT_REASON_MAX 256
 #define ATTEMPT_FINISH_MAX 32
 #define ATTEMPT_TOKEN_HASH_MAX 80
+#define ATTEMPT_EVENT_MAX (1u << 20) /* one SSE event larger than this fails the attempt */
 
 /* One sample. Integer fields that may be absent have a has_* flag; absent is never 0. */
 typedef struct attempt_sample {
@@ -84,6 +87,10 @@ typedef struct attempt_sample {
  * Returns PACER_OK whenever a sample was produced, including failed and cancelled ones;
  * an error code only for invalid arguments. Thread-safe given distinct arguments. */
 pacer_err attempt_run(const attempt_request *req, attempt_sample *out);
+
+/* The sample as a JSON object: the struct's field names, *_ns as integers, absent values
+ * (has_* false, empty strings) as null. Returns a new reference, NULL on OOM. */
+json_t *attempt_sample_to_json(const attempt_sample *s);
 
 /* Names used in JSON and reports. */
 const char *attempt_route_name(attempt_route r);   /* "completions" | "chat" */

@@ -1,0 +1,328 @@
+/* attempt.c - one measured OpenAI-compatible streamed request: builds the body, streams it
+ * through net/http, parses the SSE events as they arrive (timed by the piece that carried
+ * them) and turns what was seen into one sample with a status and a reason (DESIGN.md 3). */
+#include "bench/attempt.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/buf.h"
+#include "net/http.h"
+#include "net/sse.h"
+
+#define ATTEMPT_DEFAULT_CONNECT_MS 10000
+#define ATTEMPT_DEFAULT_FIRST_BYTE_MS 300000
+#define ATTEMPT_DEFAULT_IDLE_MS 60000
+#define ATTEMPT_DEFAULT_TOTAL_MS 1800000
+
+typedef struct attempt_state {
+    const attempt_request *req;
+    attempt_sample *s;
+    sse_parser sse;
+    int64_t now_ns;        /* arrival time of the piece being parsed */
+    int64_t first_ns, last_ns;
+    int64_t events;
+    bool saw_done;
+    char reason[ATTEMPT_REASON_MAX]; /* set by the event handler when it stops the stream */
+} attempt_state;
+
+const char *attempt_route_name(attempt_route r) { return r == ATTEMPT_ROUTE_CHAT ? "chat" : "completions"; }
+const char *attempt_route_path(attempt_route r) {
+    return r == ATTEMPT_ROUTE_CHAT ? "/v1/chat/completions" : "/v1/completions";
+}
+const char *attempt_status_name(attempt_status s) {
+    static const char *const names[] = {"ok", "incomplete", "failed", "cancelled"};
+    return (unsigned)s < 4 ? names[s] : "unknown";
+}
+
+static void attempt_copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
+
+/* Length of a JSON string member, 0 when missing or not a string. */
+static size_t attempt_str_len(const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
+    return json_is_string(v) ? json_string_length(v) : 0;
+}
+
+static void attempt_read_timings(attempt_sample *s, const json_t *t) {
+    const json_t *v;
+    s->has_server_timings = true;
+    if (json_is_number(v = json_object_get(t, "prompt_ms")))
+        s->server_prompt_ms = json_number_value(v), s->has_server_prompt_ms = true;
+    if (json_is_number(v = json_object_get(t, "predicted_per_second")))
+        s->server_predicted_per_second = json_number_value(v), s->has_server_predicted_per_second = true;
+    if (json_is_integer(v = json_object_get(t, "draft_n"))) s->draft_n = json_integer_value(v), s->has_draft_n = true;
+    if (json_is_integer(v = json_object_get(t, "draft_n_accepted")))
+        s->draft_n_accepted = json_integer_value(v), s->has_draft_n_accepted = true;
+    if (json_is_integer(v = json_object_get(t, "verify_rounds")))
+        s->verify_rounds = json_integer_value(v), s->has_verify_rounds = true;
+}
+
+static void attempt_read_token_hash(attempt_sample *s, const json_t *v) {
+    if (json_is_string(v)) attempt_copy(s->token_hash, sizeof s->token_hash, json_string_value(v));
+    else if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
+}
+
+/* The hot path: one SSE event. Parses it once and reads the few members that matter. */
+static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
+    attempt_state *st = ctx;
+    attempt_sample *s = st->s;
+    st->events++;
+    if (ev->done) {
+        st->saw_done = true;
+        return PACER_OK;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
+    if (!json_is_object(root)) {
+        snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld: %s", (long long)st->events,
+                 root ? "not an object" : jerr.text);
+        json_decref(root);
+        return PACER_ERR_PARSE;
+    }
+    pacer_err rc = PACER_OK;
+    const json_t *err = json_object_get(root, "error");
+    if (err && !json_is_null(err)) {
+        char msg[200];
+        const json_t *m = json_is_object(err) ? json_object_get(err, "message") : err;
+        snprintf(msg, sizeof msg, "%s", json_is_string(m) ? json_string_value(m) : "(no message)");
+        snprintf(st->reason, sizeof st->reason, "server error in stream: %s", msg);
+        rc = PACER_ERR_FORMAT;
+        goto out;
+    }
+    const json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
+    if (json_is_object(choice)) {
+        size_t n = attempt_str_len(choice, "text");
+        const json_t *delta = json_object_get(choice, "delta");
+        if (json_is_object(delta))
+            n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
+                 attempt_str_len(delta, "reasoning");
+        if (n) {
+            if (!s->deliveries) st->first_ns = st->now_ns;
+            st->last_ns = st->now_ns;
+            s->deliveries++;
+            s->output_bytes += (int64_t)n;
+        }
+        const json_t *fr = json_object_get(choice, "finish_reason");
+        if (json_is_string(fr)) attempt_copy(s->finish_reason, sizeof s->finish_reason, json_string_value(fr));
+    }
+    const json_t *usage = json_object_get(root, "usage");
+    if (json_is_object(usage)) {
+        const json_t *ct = json_object_get(usage, "completion_tokens");
+        if (json_is_integer(ct)) {
+            s->has_usage = true;
+            s->completion_tokens = json_integer_value(ct);
+            s->prompt_tokens = json_integer_value(json_object_get(usage, "prompt_tokens"));
+        }
+    }
+    const json_t *timings = json_object_get(root, "timings");
+    if (json_is_object(timings)) {
+        attempt_read_timings(s, timings);
+        attempt_read_token_hash(s, json_object_get(timings, "token_hash"));
+    }
+    attempt_read_token_hash(s, json_object_get(root, "token_hash"));
+out:
+    json_decref(root);
+    return rc;
+}
+
+static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t t_ns) {
+    attempt_state *st = ctx;
+    st->now_ns = t_ns;
+    return sse_parser_feed(&st->sse, data, n);
+}
+
+static char *attempt_body(const attempt_request *req) {
+    json_t *root = json_object();
+    if (req->model_id) json_object_set_new(root, "model", json_string(req->model_id));
+    if (req->route == ATTEMPT_ROUTE_CHAT) {
+        json_t *msg = json_pack("{s:s,s:s}", "role", "user", "content", req->prompt);
+        json_object_set_new(root, "messages", json_pack("[o]", msg));
+    } else {
+        json_object_set_new(root, "prompt", json_string(req->prompt));
+    }
+    json_object_set_new(root, "max_tokens", json_integer(req->max_tokens));
+    json_object_set_new(root, "temperature", json_real(req->temperature));
+    if (req->top_k > 0) json_object_set_new(root, "top_k", json_integer(req->top_k));
+    if (req->top_p > 0) json_object_set_new(root, "top_p", json_real(req->top_p));
+    if (req->has_seed) json_object_set_new(root, "seed", json_integer(req->seed));
+    json_object_set_new(root, "stream", json_true());
+    json_object_set_new(root, "stream_options", json_pack("{s:b}", "include_usage", 1));
+    if (req->disable_prompt_cache) json_object_set_new(root, "cache_prompt", json_false());
+    if (req->disable_thinking)
+        json_object_set_new(root, "chat_template_kwargs", json_pack("{s:b}", "enable_thinking", 0));
+    char *body = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    return body;
+}
+
+/* base URL + route path; a trailing "/" or "/v1" on the base is dropped. */
+static pacer_err attempt_url(const attempt_request *req, buf *url) {
+    size_t n = strlen(req->server_url);
+    while (n && req->server_url[n - 1] == '/') n--;
+    if (n >= 3 && strncmp(req->server_url + n - 3, "/v1", 3) == 0) n -= 3;
+    pacer_err rc = buf_append(url, req->server_url, n);
+    if (!rc) rc = buf_append_str(url, attempt_route_path(req->route));
+    return rc;
+}
+
+static void attempt_set(attempt_sample *s, attempt_status st, const char *reason) {
+    s->status = st;
+    attempt_copy(s->reason, sizeof s->reason, reason);
+}
+
+/* Decides status and reason once the stream is over, from what was seen. */
+static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *resp) {
+    const attempt_request *req = st->req;
+    attempt_sample *s = st->s;
+    char why[ATTEMPT_REASON_MAX];
+    bool pending = false;
+    sse_parser_finish(&st->sse, &pending);
+    if (rc == PACER_ERR_CANCELLED || (req->cancel_flag && *req->cancel_flag)) {
+        attempt_set(s, ATTEMPT_CANCELLED, "cancelled");
+        return;
+    }
+    switch (rc) {
+    case PACER_OK:
+        break;
+    case PACER_ERR_TOO_BIG:
+        snprintf(why, sizeof why, "an SSE event passed the %u-byte cap", (unsigned)ATTEMPT_EVENT_MAX);
+        attempt_set(s, ATTEMPT_FAILED, why);
+        return;
+    case PACER_ERR_PARSE:
+    case PACER_ERR_FORMAT:
+        attempt_set(s, ATTEMPT_FAILED, st->reason);
+        return;
+    default:
+        if (s->deliveries) snprintf(why, sizeof why, "%.200s (after %lld deliveries)", resp->reason, (long long)s->deliveries);
+        else attempt_copy(why, sizeof why, resp->reason);
+        attempt_set(s, ATTEMPT_FAILED, why);
+        return;
+    }
+    char ctype[128] = "";
+    if (!s->deliveries && http_response_header(resp, "Content-Type", ctype, sizeof ctype) &&
+        strncasecmp(ctype, "text/event-stream", 17) != 0) {
+        snprintf(why, sizeof why, "the server did not stream (Content-Type %.120s)", ctype);
+        attempt_set(s, ATTEMPT_FAILED, why);
+    } else if (!s->deliveries) {
+        attempt_set(s, ATTEMPT_FAILED, "empty output: no content or reasoning was delivered");
+    } else if (pending) {
+        attempt_set(s, ATTEMPT_INCOMPLETE, "the stream ended inside an unterminated event");
+    } else if (!st->saw_done) {
+        attempt_set(s, ATTEMPT_INCOMPLETE, "the stream ended without [DONE]");
+    } else if (!s->has_usage) {
+        attempt_set(s, ATTEMPT_INCOMPLETE, "no usage in the stream: completion tokens unknown");
+    } else if (s->deliveries == 1) {
+        attempt_set(s, ATTEMPT_INCOMPLETE, "the reply arrived in one delivery: no measurable span");
+    } else if (s->delivery_span_ns <= 0) {
+        attempt_set(s, ATTEMPT_INCOMPLETE, "all deliveries arrived at once: zero delivery span");
+    } else if (strcmp(s->finish_reason, "length") == 0 && s->completion_tokens < req->max_tokens) {
+        snprintf(why, sizeof why, "finish_reason 'length' after %lld of %d tokens", (long long)s->completion_tokens,
+                 req->max_tokens);
+        attempt_set(s, ATTEMPT_INCOMPLETE, why);
+    } else {
+        attempt_set(s, ATTEMPT_OK, "");
+    }
+}
+
+pacer_err attempt_run(const attempt_request *req, attempt_sample *out) {
+    if (!out) return PACER_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    out->status = ATTEMPT_FAILED;
+    if (!req || !req->server_url || !req->prompt || req->max_tokens <= 0) {
+        attempt_copy(out->reason, sizeof out->reason, "invalid request: server URL, prompt and max_tokens > 0 are needed");
+        return PACER_ERR_ARG;
+    }
+    out->route = req->route;
+    pacer_err rc = PACER_OK;
+    attempt_state st = {.req = req, .s = out};
+    sse_parser_init(&st.sse, ATTEMPT_EVENT_MAX, attempt_on_event, NULL, &st);
+    http_response resp;
+    http_response_init(&resp);
+    buf url;
+    buf_init(&url, 8192);
+    char *body = attempt_body(req);
+    char auth[512];
+    const char *headers[4] = {"Content-Type: application/json", "Accept: text/event-stream", NULL, NULL};
+    if (req->api_key) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", req->api_key);
+        headers[2] = auth;
+    }
+    if (!body || attempt_url(req, &url)) {
+        attempt_copy(out->reason, sizeof out->reason, "out of memory building the request");
+        rc = PACER_ERR_NOMEM;
+        goto out;
+    }
+    http_request hr = {
+        .method = "POST",
+        .url = url.data,
+        .body = body,
+        .body_len = strlen(body),
+        .headers = headers,
+        .connect_timeout_ms = req->connect_timeout_ms ? req->connect_timeout_ms : ATTEMPT_DEFAULT_CONNECT_MS,
+        .first_byte_timeout_ms = req->first_byte_timeout_ms ? req->first_byte_timeout_ms : ATTEMPT_DEFAULT_FIRST_BYTE_MS,
+        .idle_timeout_ms = req->idle_timeout_ms ? req->idle_timeout_ms : ATTEMPT_DEFAULT_IDLE_MS,
+        .total_timeout_ms = req->total_timeout_ms ? req->total_timeout_ms : ATTEMPT_DEFAULT_TOTAL_MS,
+        .cancel_flag = req->cancel_flag,
+        .on_data = attempt_on_data,
+        .ctx = &st,
+    };
+    pacer_err hrc = http_perform(&hr, &resp);
+    out->http_status = resp.status;
+    out->duration_ns = resp.end_ns - resp.start_ns;
+    if (out->deliveries) {
+        out->has_first_text = true;
+        out->first_text_ns = st.first_ns - resp.start_ns;
+        out->delivery_span_ns = st.last_ns - st.first_ns;
+    }
+    if (out->has_usage && out->deliveries >= 2 && out->delivery_span_ns > 0 && out->completion_tokens >= 1) {
+        out->has_stream_tok_s = true;
+        out->stream_tok_s = (double)(out->completion_tokens - 1) / ((double)out->delivery_span_ns / 1e9);
+    }
+    attempt_judge(&st, hrc, &resp);
+    if (hrc == PACER_ERR_ARG) rc = PACER_ERR_ARG;
+out:
+    free(body);
+    buf_free(&url);
+    http_response_free(&resp);
+    sse_parser_free(&st.sse);
+    return rc;
+}
+
+/* Adds key: integer, or null when absent. */
+static void attempt_json_int(json_t *o, const char *key, bool present, int64_t v) {
+    json_object_set_new(o, key, present ? json_integer(v) : json_null());
+}
+static void attempt_json_real(json_t *o, const char *key, bool present, double v) {
+    json_object_set_new(o, key, present ? json_real(v) : json_null());
+}
+static void attempt_json_str(json_t *o, const char *key, const char *v) {
+    json_object_set_new(o, key, v && v[0] ? json_string(v) : json_null());
+}
+
+json_t *attempt_sample_to_json(const attempt_sample *s) {
+    json_t *o = json_object();
+    if (!o) return NULL;
+    json_object_set_new(o, "route", json_string(attempt_route_name(s->route)));
+    json_object_set_new(o, "status", json_string(attempt_status_name(s->status)));
+    attempt_json_str(o, "reason", s->reason);
+    attempt_json_int(o, "http_status", s->http_status != 0, s->http_status);
+    attempt_json_str(o, "finish_reason", s->finish_reason);
+    attempt_json_int(o, "prompt_tokens", s->has_usage, s->prompt_tokens);
+    attempt_json_int(o, "completion_tokens", s->has_usage, s->completion_tokens);
+    attempt_json_int(o, "first_text_ns", s->has_first_text, s->first_text_ns);
+    attempt_json_int(o, "duration_ns", true, s->duration_ns);
+    attempt_json_int(o, "delivery_span_ns", s->has_first_text, s->delivery_span_ns);
+    attempt_json_int(o, "deliveries", true, s->deliveries);
+    attempt_json_int(o, "output_bytes", true, s->output_bytes);
+    attempt_json_real(o, "stream_tok_s", s->has_stream_tok_s, s->stream_tok_s);
+    json_object_set_new(o, "has_server_timings", json_boolean(s->has_server_timings));
+    attempt_json_real(o, "server_prompt_ms", s->has_server_prompt_ms, s->server_prompt_ms);
+    attempt_json_real(o, "server_predicted_per_second", s->has_server_predicted_per_second,
+                      s->server_predicted_per_second);
+    attempt_json_int(o, "draft_n", s->has_draft_n, s->draft_n);
+    attempt_json_int(o, "draft_n_accepted", s->has_draft_n_accepted, s->draft_n_accepted);
+    attempt_json_int(o, "verify_rounds", s->has_verify_rounds, s->verify_rounds);
+    attempt_json_str(o, "token_hash", s->token_hash);
+    return o;
+}

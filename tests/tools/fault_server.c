@@ -1,0 +1,376 @@
+/* fault_server.c - a scripted HTTP/1.1 server on 127.0.0.1 for tests and benchmarks. The
+ * k-th request gets the k-th --script (the last one repeats): a status, headers, timed
+ * chunks of bytes, then an end (close, reset, hang, cut). Format: tests/data/fault/README.md. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+
+typedef enum step_kind { STEP_CHUNK, STEP_REPEAT, STEP_PAD } step_kind;
+typedef enum end_kind { END_CLOSE, END_RESET, END_HANG, END_CUT } end_kind;
+typedef enum framing { FRAMING_CHUNKED, FRAMING_LENGTH, FRAMING_NONE } framing;
+
+typedef struct step {
+    step_kind kind;
+    double delay_ms;
+    long count;   /* repeat: times; pad: bytes */
+    char *text;   /* decoded bytes (repeat: may hold {i} and {n}) */
+    size_t len;
+    char pad_char;
+} step;
+
+typedef struct script {
+    const char *path;
+    int status;
+    char status_text[64];
+    buf headers;
+    framing framing;
+    end_kind end;
+    step *steps;
+    size_t nsteps;
+} script;
+
+static script *scripts;
+static size_t nscripts;
+static atomic_long request_count;
+static long pace_us = -1; /* >= 0: overrides every delay */
+static FILE *log_file;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void die(const char *fmt, const char *arg) {
+    fprintf(stderr, "fault_server: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+/* Decodes \n \r \t \s \\ \xHH escapes in place; returns the new length. */
+static size_t unescape(char *s) {
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p != '\\' || !p[1]) {
+            *o++ = *p;
+            continue;
+        }
+        p++;
+        switch (*p) {
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 's': *o++ = ' '; break;
+        case '\\': *o++ = '\\'; break;
+        case 'x': {
+            char hex[3] = {p[1], p[1] ? p[2] : 0, 0};
+            *o++ = (char)strtol(hex, NULL, 16);
+            p += 2;
+            break;
+        }
+        default: *o++ = '\\'; *o++ = *p; break;
+        }
+    }
+    *o = '\0';
+    return (size_t)(o - s);
+}
+
+static void script_add(script *sc, step st) {
+    sc->steps = realloc(sc->steps, (sc->nsteps + 1) * sizeof *sc->steps);
+    if (!sc->steps) die("%s", "out of memory");
+    sc->steps[sc->nsteps++] = st;
+}
+
+static void script_load(script *sc, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) die("cannot open script %s", path);
+    memset(sc, 0, sizeof *sc);
+    sc->path = path;
+    sc->status = 200;
+    snprintf(sc->status_text, sizeof sc->status_text, "OK");
+    buf_init(&sc->headers, 1 << 16);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+        if (n == 0 || line[0] == '#') continue;
+        char *arg = strchr(line, ' ');
+        if (arg) *arg++ = '\0';
+        else arg = line + n;
+        step st = {0};
+        if (strcmp(line, "status") == 0) {
+            sc->status = atoi(arg);
+            char *t = strchr(arg, ' ');
+            snprintf(sc->status_text, sizeof sc->status_text, "%s", t ? t + 1 : "Status");
+        } else if (strcmp(line, "header") == 0) {
+            buf_appendf(&sc->headers, "%s\r\n", arg);
+        } else if (strcmp(line, "framing") == 0) {
+            sc->framing = strcmp(arg, "length") == 0 ? FRAMING_LENGTH : strcmp(arg, "none") == 0 ? FRAMING_NONE : FRAMING_CHUNKED;
+        } else if (strcmp(line, "end") == 0) {
+            sc->end = strcmp(arg, "reset") == 0 ? END_RESET : strcmp(arg, "hang") == 0 ? END_HANG
+                    : strcmp(arg, "cut") == 0 ? END_CUT : END_CLOSE;
+        } else if (strcmp(line, "chunk") == 0 || strcmp(line, "repeat") == 0) {
+            char *end;
+            st.kind = line[0] == 'c' ? STEP_CHUNK : STEP_REPEAT;
+            st.count = 1;
+            if (st.kind == STEP_REPEAT) st.count = strtol(arg, &end, 10), arg = end + (*end == ' ');
+            st.delay_ms = strtod(arg, &end);
+            arg = end + (*end == ' ');
+            st.text = strdup(arg);
+            st.len = unescape(st.text);
+            script_add(sc, st);
+        } else if (strcmp(line, "pad") == 0) {
+            char *end;
+            st.kind = STEP_PAD;
+            st.delay_ms = strtod(arg, &end);
+            st.count = strtol(end, &end, 10);
+            st.pad_char = end[0] == ' ' && end[1] ? end[1] : 'a';
+            script_add(sc, st);
+        } else {
+            die("unknown script command in %s", path);
+        }
+    }
+    free(line);
+    fclose(f);
+}
+
+/* Expands {i} and {n} of a repeat step into out. */
+static void expand(const step *st, long i, buf *out) {
+    buf_reset(out);
+    const char *s = st->text, *e = st->text + st->len;
+    while (s < e) {
+        const char *brace = memchr(s, '{', (size_t)(e - s));
+        if (!brace) brace = e;
+        buf_append(out, s, (size_t)(brace - s));
+        s = brace;
+        if (s == e) break;
+        if (e - s >= 3 && memcmp(s, "{i}", 3) == 0) buf_appendf(out, "%ld", i), s += 3;
+        else if (e - s >= 3 && memcmp(s, "{n}", 3) == 0) buf_appendf(out, "%ld", st->count), s += 3;
+        else buf_append(out, s, 1), s++;
+    }
+}
+
+static bool send_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Sends one piece in the script's framing. */
+static bool send_piece(int fd, framing fr, const char *p, size_t n, buf *tmp) {
+    if (fr != FRAMING_CHUNKED) return send_all(fd, p, n);
+    if (!n) return true; /* an empty chunk would end the body */
+    buf_reset(tmp);
+    buf_appendf(tmp, "%zx\r\n", n);
+    buf_append(tmp, p, n);
+    buf_append(tmp, "\r\n", 2);
+    return send_all(fd, tmp->data, tmp->len);
+}
+
+/* Total body bytes of a script (for Content-Length framing). */
+static size_t script_body_len(const script *sc) {
+    size_t total = 0;
+    buf tmp;
+    buf_init(&tmp, 1 << 20);
+    for (size_t k = 0; k < sc->nsteps; k++) {
+        const step *st = &sc->steps[k];
+        if (st->kind == STEP_PAD) total += (size_t)st->count;
+        else if (st->kind == STEP_CHUNK) total += st->len;
+        else
+            for (long i = 0; i < st->count; i++) expand(st, i, &tmp), total += tmp.len;
+    }
+    buf_free(&tmp);
+    return total;
+}
+
+static void wait_until(int64_t *target, double delay_ms) {
+    double d = pace_us >= 0 ? (double)pace_us / 1000.0 : delay_ms;
+    if (d <= 0) return;
+    *target += (int64_t)(d * 1e6);
+    int64_t left = *target - clock_now_ns();
+    if (left > 0) clock_sleep_ns(left);
+}
+
+static void script_play(const script *sc, int fd) {
+    buf head, tmp, piece;
+    buf_init(&head, 1 << 17);
+    buf_init(&tmp, (1 << 20) + 64);
+    buf_init(&piece, 1 << 20);
+    buf_appendf(&head, "HTTP/1.1 %d %s\r\n", sc->status, sc->status_text);
+    buf_append(&head, sc->headers.data ? sc->headers.data : "", sc->headers.len);
+    buf_append_str(&head, "Connection: close\r\n");
+    if (sc->framing == FRAMING_CHUNKED) buf_append_str(&head, "Transfer-Encoding: chunked\r\n");
+    if (sc->framing == FRAMING_LENGTH)
+        buf_appendf(&head, "Content-Length: %zu\r\n", script_body_len(sc) + (sc->end == END_CUT ? 100 : 0));
+    buf_append_str(&head, "\r\n");
+    bool ok = send_all(fd, head.data, head.len);
+    int64_t target = clock_now_ns();
+    char padbuf[65536];
+    for (size_t k = 0; ok && k < sc->nsteps; k++) {
+        const step *st = &sc->steps[k];
+        if (st->kind == STEP_CHUNK) {
+            wait_until(&target, st->delay_ms);
+            ok = send_piece(fd, sc->framing, st->text, st->len, &tmp);
+        } else if (st->kind == STEP_REPEAT) {
+            for (long i = 0; ok && i < st->count; i++) {
+                wait_until(&target, st->delay_ms);
+                expand(st, i, &piece);
+                ok = send_piece(fd, sc->framing, piece.data, piece.len, &tmp);
+            }
+        } else {
+            wait_until(&target, st->delay_ms);
+            memset(padbuf, st->pad_char, sizeof padbuf);
+            if (sc->framing == FRAMING_CHUNKED) {
+                char h[32];
+                int hn = snprintf(h, sizeof h, "%lx\r\n", st->count);
+                ok = send_all(fd, h, (size_t)hn);
+            }
+            for (long left = st->count; ok && left > 0; left -= (long)sizeof padbuf)
+                ok = send_all(fd, padbuf, left < (long)sizeof padbuf ? (size_t)left : sizeof padbuf);
+            if (ok && sc->framing == FRAMING_CHUNKED) ok = send_all(fd, "\r\n", 2);
+        }
+    }
+    if (ok) {
+        switch (sc->end) {
+        case END_CLOSE:
+            if (sc->framing == FRAMING_CHUNKED) send_all(fd, "0\r\n\r\n", 5);
+            break;
+        case END_CUT:
+            if (sc->framing == FRAMING_CHUNKED) send_all(fd, "100\r\npartial", 12);
+            break;
+        case END_RESET: {
+            struct linger lg = {1, 0};
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+            break;
+        }
+        case END_HANG: {
+            /* keep the connection open, silent, until the client gives up (at most 10 min) */
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            char sink[4096];
+            int64_t until = clock_now_ns() + 600 * (int64_t)1000000000;
+            while (clock_now_ns() < until && poll(&p, 1, 1000) >= 0)
+                if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && recv(fd, sink, sizeof sink, 0) <= 0) break;
+            break;
+        }
+        }
+    }
+    buf_free(&head);
+    buf_free(&tmp);
+    buf_free(&piece);
+}
+
+/* Reads the request head and body; returns false when the client sent nothing usable. */
+static bool read_request(int fd, buf *req, size_t *body_at) {
+    char chunk[8192];
+    char *hend = NULL;
+    while (!hend) {
+        ssize_t r = recv(fd, chunk, sizeof chunk, 0);
+        if (r <= 0 || buf_append(req, chunk, (size_t)r)) return false;
+        hend = strstr(req->data, "\r\n\r\n");
+    }
+    *body_at = (size_t)(hend + 4 - req->data);
+    size_t want = 0;
+    for (char *p = req->data; p && p < hend; p = strstr(p, "\r\n"), p = p ? p + 2 : NULL)
+        if (strncasecmp(p, "Content-Length:", 15) == 0) want = strtoul(p + 15, NULL, 10);
+    while (req->len - *body_at < want) {
+        ssize_t r = recv(fd, chunk, sizeof chunk, 0);
+        if (r <= 0 || buf_append(req, chunk, (size_t)r)) return false;
+    }
+    return true;
+}
+
+static void *serve_conn(void *arg) {
+    int fd = (int)(intptr_t)arg;
+    buf req;
+    buf_init(&req, 1 << 22);
+    size_t body_at = 0;
+    if (read_request(fd, &req, &body_at)) {
+        long k = atomic_fetch_add(&request_count, 1);
+        const script *sc = &scripts[(size_t)k < nscripts ? (size_t)k : nscripts - 1];
+        if (log_file) {
+            pthread_mutex_lock(&log_lock);
+            char *eol = strstr(req.data, "\r\n");
+            fprintf(log_file, "%.*s\t%s\t%s\n", (int)(eol - req.data), req.data, sc->path, req.data + body_at);
+            fflush(log_file);
+            pthread_mutex_unlock(&log_lock);
+        }
+        script_play(sc, fd);
+    }
+    buf_free(&req);
+    close(fd);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    const char *port_file = NULL, *log_path = NULL;
+    int port = 0;
+    scripts = calloc((size_t)argc, sizeof *scripts);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) die("missing value after %s", a);
+        if (strcmp(a, "--port-file") == 0) port_file = v;
+        else if (strcmp(a, "--port") == 0) port = atoi(v);
+        else if (strcmp(a, "--script") == 0) script_load(&scripts[nscripts++], v);
+        else if (strcmp(a, "--pace-us") == 0) pace_us = atol(v);
+        else if (strcmp(a, "--log") == 0) log_path = v;
+        else die("unknown option %s (--port-file F --script S... [--port N] [--pace-us N] [--log F])", a);
+        i++;
+    }
+    if (!nscripts) die("%s", "at least one --script is needed");
+    signal(SIGPIPE, SIG_IGN);
+    if (log_path && !(log_file = fopen(log_path, "a"))) die("cannot open %s", log_path);
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(ls, (struct sockaddr *)&sa, sizeof sa) || listen(ls, 512)) die("cannot listen: %s", strerror(errno));
+    socklen_t sl = sizeof sa;
+    getsockname(ls, (struct sockaddr *)&sa, &sl);
+    if (port_file) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
+        FILE *f = fopen(tmp, "w");
+        if (!f) die("cannot write %s", tmp);
+        fprintf(f, "%d\n", ntohs(sa.sin_port));
+        fclose(f);
+        if (rename(tmp, port_file)) die("cannot rename to %s", port_file);
+    } else {
+        printf("%d\n", ntohs(sa.sin_port));
+        fflush(stdout);
+    }
+    for (;;) {
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR) continue;
+            die("accept: %s", strerror(errno));
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &at, serve_conn, (void *)(intptr_t)fd)) close(fd);
+        pthread_attr_destroy(&at);
+    }
+}

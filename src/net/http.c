@@ -249,25 +249,25 @@ static pacer_err http_classify(http_xfer *x, CURLcode cc, const char *errbuf) {
         http_error_message(x->err_body.data, x->err_body.len, msg, sizeof msg);
         if (resp->status >= 300 && resp->status < 400 && !msg[0])
             snprintf(msg, sizeof msg, "redirect not followed");
-        snprintf(resp->reason, sizeof resp->reason, msg[0] ? "HTTP %d: %s" : "HTTP %d", resp->status, msg);
+        snprintf(resp->reason, sizeof resp->reason, msg[0] ? "HTTP %d: %.200s" : "HTTP %d", resp->status, msg);
         return PACER_ERR_HTTP;
     }
     switch (cc) {
     case CURLE_OK:
         return PACER_OK;
     case CURLE_OPERATION_TIMEDOUT:
-        snprintf(resp->reason, sizeof resp->reason, "timed out: %s", detail);
+        snprintf(resp->reason, sizeof resp->reason, "timed out: %.200s", detail);
         return PACER_ERR_TIMEOUT;
     case CURLE_UNSUPPORTED_PROTOCOL:
     case CURLE_URL_MALFORMAT:
-        snprintf(resp->reason, sizeof resp->reason, "bad URL: %s", detail);
+        snprintf(resp->reason, sizeof resp->reason, "bad URL: %.200s", detail);
         return PACER_ERR_ARG;
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
-        snprintf(resp->reason, sizeof resp->reason, "cannot connect: %s", detail);
+        snprintf(resp->reason, sizeof resp->reason, "cannot connect: %.200s", detail);
         return PACER_ERR_NET;
     default:
-        snprintf(resp->reason, sizeof resp->reason, "%s: %s",
+        snprintf(resp->reason, sizeof resp->reason, "%s: %.180s",
                  resp->status ? "connection broken mid-response" : "no response", detail);
         return PACER_ERR_NET;
     }

@@ -1,9 +1,213 @@
-/* cmd_model.c - 'pacer model'. */
+/* cmd_model.c - 'pacer model': synth (write a seeded random-weight llama GGUF) and info
+ * (print a GGUF's metadata and tensor summary; a corrupt file is a one-line error). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "engine/gguf.h"
+#include "engine/synth.h"
+
+static const char synth_usage[] =
+    "usage: pacer model synth -o FILE [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N]\n"
+    "                         [--ctx N] [--rope-theta X] [--eps X] [--type f32|f16|bf16|q8_0|q4_0]\n"
+    "                         [--seed N] [--logit-std X] [--name NAME] [--tokenizer FILE]\n"
+    "  Writes a seeded random-weight llama-architecture GGUF; the same arguments give the same bytes.\n"
+    "  Defaults: dim 128, 2 layers, 4 heads, 4 KV heads, ffn 384, ctx 2048, theta 10000, eps 1e-5,\n"
+    "  f16, seed 0, logit std 8. --tokenizer: an HF tokenizer.json (byte-level BPE) or a GGUF whose\n"
+    "  tokenizer.* keys are copied; without it, a byte-level vocabulary of 256 bytes + BOS + EOS.\n";
+
+static bool parse_int(const char *s, long min, long max, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_float(const char *s, float *out) {
+    char *end;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (errno || end == s || *end) return false;
+    *out = v;
+    return true;
+}
+
+typedef struct synth_int_opt {
+    const char *flag;
+    size_t field; /* offset of an int in synth_params */
+} synth_int_opt;
+
+static const synth_int_opt synth_int_opts[] = {
+    {"--dim", offsetof(synth_params, dim)},       {"--layers", offsetof(synth_params, layers)},
+    {"--heads", offsetof(synth_params, heads)},   {"--kv-heads", offsetof(synth_params, kv_heads)},
+    {"--ffn", offsetof(synth_params, ffn)},       {"--ctx", offsetof(synth_params, ctx)},
+};
+
+static int model_synth(int argc, char **argv) {
+    synth_params p;
+    synth_params_default(&p);
+    const char *out = NULL;
+    bool kv_given = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(synth_usage, stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            cli_error("model synth: '%s' needs a value (see --help)", a);
+            return 1;
+        }
+        const char *val = argv[++i];
+        bool ok = true, known = false;
+        for (size_t k = 0; k < sizeof synth_int_opts / sizeof synth_int_opts[0]; k++) {
+            if (strcmp(a, synth_int_opts[k].flag) != 0) continue;
+            long v;
+            known = true;
+            ok = parse_int(val, 1, 1 << 30, &v);
+            if (ok) *(int *)((char *)&p + synth_int_opts[k].field) = (int)v;
+            if (strcmp(a, "--kv-heads") == 0) kv_given = true;
+        }
+        if (known) {
+        } else if (strcmp(a, "-o") == 0) {
+            out = val;
+        } else if (strcmp(a, "--rope-theta") == 0) {
+            ok = parse_float(val, &p.rope_theta);
+        } else if (strcmp(a, "--eps") == 0) {
+            ok = parse_float(val, &p.rms_eps);
+        } else if (strcmp(a, "--logit-std") == 0) {
+            ok = parse_float(val, &p.logit_std);
+        } else if (strcmp(a, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            p.seed = strtoull(val, &end, 10);
+            ok = !errno && end != val && !*end && val[0] != '-';
+        } else if (strcmp(a, "--type") == 0) {
+            ok = ggml_type_from_name(val, &p.type);
+        } else if (strcmp(a, "--name") == 0) {
+            p.name = val;
+        } else if (strcmp(a, "--tokenizer") == 0) {
+            p.tokenizer_path = val;
+        } else {
+            cli_error("model synth: unknown option '%s' (see --help)", a);
+            return 1;
+        }
+        if (!ok) {
+            cli_error("model synth: bad value '%s' for %s", val, a);
+            return 1;
+        }
+    }
+    if (!kv_given) p.kv_heads = p.heads;
+    if (!out) {
+        cli_error("model synth: -o FILE is required (see --help)");
+        return 1;
+    }
+    char err[512];
+    pacer_err rc = synth_write(&p, out, err, sizeof err);
+    if (rc) {
+        cli_error("model synth: %s", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Prints entry i's value: scalars in full, strings up to 80 bytes, arrays as a summary. */
+static void print_kv(const gguf_file *f, int64_t i) {
+    gguf_value_type t = gguf_get_kv_type(f, i);
+    int64_t iv;
+    uint64_t uv;
+    double dv;
+    const char *s;
+    printf("  %s (%s) = ", gguf_get_key(f, i), gguf_type_name(t));
+    if ((s = gguf_get_kv_str(f, i))) {
+        size_t n = strlen(s);
+        int shown = n > 80 ? 80 : (int)n;
+        printf("\"");
+        for (int k = 0; k < shown; k++) putchar(s[k] == '\n' ? ' ' : s[k]);
+        printf("\"%s\n", n > 80 ? "..." : "");
+    } else if (t == GGUF_TYPE_FLOAT32 || t == GGUF_TYPE_FLOAT64) {
+        gguf_get_kv_f64(f, i, &dv);
+        printf("%g\n", dv);
+    } else if (t == GGUF_TYPE_BOOL) {
+        gguf_get_kv_u64(f, i, &uv);
+        printf("%s\n", uv ? "true" : "false");
+    } else if (gguf_get_kv_i64(f, i, &iv)) {
+        printf("%lld\n", (long long)iv);
+    } else if (gguf_get_kv_u64(f, i, &uv)) {
+        printf("%llu\n", (unsigned long long)uv);
+    } else {
+        printf("[%s x %llu]\n", gguf_type_name(gguf_get_arr_type(f, i)), (unsigned long long)gguf_get_arr_n(f, i));
+    }
+}
+
+static int model_info(int argc, char **argv) {
+    if (argc != 2 || argv[1][0] == '-') {
+        fputs("usage: pacer model info FILE\n  Prints a GGUF file's metadata and tensors.\n", argc == 2 ? stdout : stderr);
+        return argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) ? 0 : 1;
+    }
+    gguf_file *f;
+    char err[512];
+    if (gguf_open(argv[1], &f, err, sizeof err)) {
+        cli_error("%s: %s", argv[1], err);
+        return 1;
+    }
+    printf("%s: GGUF v%u, %llu bytes, alignment %u, data at %llu\n", argv[1], gguf_get_version(f),
+           (unsigned long long)gguf_get_file_size(f), gguf_get_alignment(f),
+           (unsigned long long)gguf_get_data_offset(f));
+    printf("metadata: %lld keys\n", (long long)gguf_get_n_kv(f));
+    for (int64_t i = 0; i < gguf_get_n_kv(f); i++) print_kv(f, i);
+    uint64_t params = 0, bytes = 0;
+    uint64_t by_type[GGML_TYPE__COUNT] = {0};
+    for (int64_t i = 0; i < gguf_get_n_tensors(f); i++) {
+        const gguf_tensor *t = gguf_get_tensor(f, i);
+        params += (uint64_t)t->n_elements;
+        bytes += t->nbytes;
+        by_type[t->type] += t->nbytes;
+    }
+    printf("tensors: %lld, %llu parameters, %llu bytes (", (long long)gguf_get_n_tensors(f),
+           (unsigned long long)params, (unsigned long long)bytes);
+    const char *sep = "";
+    for (int t = 0; t < GGML_TYPE__COUNT; t++) {
+        if (!by_type[t]) continue;
+        printf("%s%s %llu", sep, ggml_type_name((uint32_t)t), (unsigned long long)by_type[t]);
+        sep = ", ";
+    }
+    printf(")\n");
+    for (int64_t i = 0; i < gguf_get_n_tensors(f); i++) {
+        const gguf_tensor *t = gguf_get_tensor(f, i);
+        printf("  %-32s %-5s [", t->name, ggml_type_name(t->type));
+        for (int d = 0; d < t->n_dims; d++) printf("%s%lld", d ? ", " : "", (long long)t->ne[d]);
+        printf("] %llu bytes at %llu\n", (unsigned long long)t->nbytes, (unsigned long long)t->offset);
+    }
+    gguf_close(f);
+    return 0;
+}
+
+typedef struct model_subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} model_subcommand;
+
+static const model_subcommand model_subcommands[] = {
+    {"synth", model_synth, "write a seeded random-weight llama GGUF"},
+    {"info", model_info, "print a GGUF file's metadata and tensors"},
+};
 
 int cmd_model(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    cli_error("'model' is not available in this build yet");
-    return 1;
+    size_t n = sizeof model_subcommands / sizeof model_subcommands[0];
+    if (argc >= 2) {
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(argv[1], model_subcommands[i].name) == 0) return model_subcommands[i].run(argc - 1, argv + 1);
+    }
+    bool help = argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
+    FILE *o = help ? stdout : stderr;
+    if (argc >= 2 && !help) cli_error("model: unknown subcommand '%s'", argv[1]);
+    fprintf(o, "usage: pacer model SUBCOMMAND [ARGS]\n");
+    for (size_t i = 0; i < n; i++) fprintf(o, "  %-6s %s\n", model_subcommands[i].name, model_subcommands[i].summary);
+    return help ? 0 : 1;
 }

@@ -90,7 +90,7 @@ static pacer_err rd_str(gguf_reader *r, const uint8_t **s, uint64_t *len, const 
     pacer_err rc = rd_u64(r, len, what);
     if (rc) return rc;
     if (*len > r->size - r->pos)
-        return rd_fail(r, PACER_ERR_FORMAT, "%s: string length %llu at byte %llu runs past the end of the file", what,
+        return rd_fail(r, PACER_ERR_FORMAT, "truncated file: %s of %llu bytes at byte %llu runs past the end", what,
                        (unsigned long long)*len, (unsigned long long)(r->pos - 8));
     return rd_take(r, *len, s, what);
 }

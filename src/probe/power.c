@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
 #include "base/fileio.h"
 #include "probe/probe_internal.h"
 
@@ -75,4 +76,20 @@ pacer_err power_check(const char *sys_root, probe_power expected, probe_power *n
     probe_power p = probe_power_read(sys_root);
     if (now) *now = p;
     return p == expected ? PACER_OK : PACER_ERR_STATE;
+}
+
+void power_watch_start(power_watch *w, const char *sys_root) {
+    w->sys_root = sys_root;
+    w->expected = w->now = probe_power_read(sys_root);
+    w->next_ns = clock_now_ns() + POWER_WATCH_PERIOD_NS;
+    w->changed = false;
+}
+
+pacer_err power_watch_poll(power_watch *w, bool force) {
+    int64_t t = clock_now_ns();
+    if (force || t >= w->next_ns) {
+        w->changed |= power_check(w->sys_root, w->expected, &w->now) != PACER_OK;
+        w->next_ns = t + POWER_WATCH_PERIOD_NS;
+    }
+    return w->changed ? PACER_ERR_STATE : PACER_OK;
 }

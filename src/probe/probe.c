@@ -122,35 +122,42 @@ static bool gpu_tool(const char *const *argv, buf *out) {
 }
 
 static void gpus_collect(const probe_options *opt, json_t *hw) {
-    static probe_gpu_list all, kept, merged; /* large; probe_collect is not reentrant for GPUs */
-    memset(&merged, 0, sizeof merged);
+    struct {
+        probe_gpu_list all, kept, merged;
+    } *l = calloc(1, sizeof *l); /* some 80 KB: not on the stack */
+    if (!l) {
+        json_object_set_new(hw, "gpus", json_array());
+        json_object_set_new(hw, "gpus_source", json_string(probe_source_name(PROBE_SOURCE_UNKNOWN)));
+        return;
+    }
     probe_source src = PROBE_SOURCE_UNKNOWN;
     bool any = false, partial = false;
     if (!opt->no_gpus) {
         buf b;
         const char *nv[] = {opt->nvidia_smi ? opt->nvidia_smi : "nvidia-smi", "--query-gpu=" PROBE_NVIDIA_FIELDS,
                             "--format=csv", NULL};
-        if (gpu_tool(nv, &b) && probe_nvidia_parse(b.data, b.len, &all) == PACER_OK) {
-            probe_nvidia_select(&all, getenv("CUDA_VISIBLE_DEVICES"), &kept);
+        if (gpu_tool(nv, &b) && probe_nvidia_parse(b.data, b.len, &l->all) == PACER_OK) {
+            probe_nvidia_select(&l->all, getenv("CUDA_VISIBLE_DEVICES"), &l->kept);
             any = true;
-            partial |= kept.source == PROBE_SOURCE_PARTIAL;
-            for (size_t i = 0; i < kept.count && merged.count < PROBE_GPU_MAX; i++) merged.gpu[merged.count++] = kept.gpu[i];
+            partial |= l->kept.source == PROBE_SOURCE_PARTIAL;
+            for (size_t i = 0; i < l->kept.count && l->merged.count < PROBE_GPU_MAX; i++) l->merged.gpu[l->merged.count++] = l->kept.gpu[i];
         }
         buf_free(&b);
         const char *ri[] = {opt->rocminfo ? opt->rocminfo : "rocminfo", NULL};
-        if (gpu_tool(ri, &b) && probe_rocminfo_parse(b.data, b.len, &all) == PACER_OK) {
-            probe_rocm_select(&all, getenv("HIP_VISIBLE_DEVICES"), getenv("CUDA_VISIBLE_DEVICES"), &kept);
+        if (gpu_tool(ri, &b) && probe_rocminfo_parse(b.data, b.len, &l->all) == PACER_OK) {
+            probe_rocm_select(&l->all, getenv("HIP_VISIBLE_DEVICES"), getenv("CUDA_VISIBLE_DEVICES"), &l->kept);
             any = true;
-            partial |= kept.source == PROBE_SOURCE_PARTIAL;
-            for (size_t i = 0; i < kept.count && merged.count < PROBE_GPU_MAX; i++) merged.gpu[merged.count++] = kept.gpu[i];
+            partial |= l->kept.source == PROBE_SOURCE_PARTIAL;
+            for (size_t i = 0; i < l->kept.count && l->merged.count < PROBE_GPU_MAX; i++) l->merged.gpu[l->merged.count++] = l->kept.gpu[i];
         }
         buf_free(&b);
         if (any) src = partial ? PROBE_SOURCE_PARTIAL : PROBE_SOURCE_PROBED;
     }
     json_t *arr = json_array();
-    for (size_t i = 0; i < merged.count; i++) json_array_append_new(arr, gpu_json(&merged.gpu[i]));
+    for (size_t i = 0; i < l->merged.count; i++) json_array_append_new(arr, gpu_json(&l->merged.gpu[i]));
     json_object_set_new(hw, "gpus", arr);
     json_object_set_new(hw, "gpus_source", json_string(probe_source_name(src)));
+    free(l);
 }
 
 pacer_err probe_collect(const probe_options *opt, json_t **out) {

@@ -74,4 +74,19 @@ probe_power probe_power_read(const char *sys_root);
  * sample taken across the change must be invalidated), PACER_OK when it is the same. */
 pacer_err power_check(const char *sys_root, probe_power expected, probe_power *now);
 
+/* The same check on a schedule: start once before the first sample, then poll at every
+ * process boundary (force) and from any loop (rereads /sys at most every 30 s). */
+#define POWER_WATCH_PERIOD_NS (30ll * 1000000000)
+typedef struct power_watch {
+    const char *sys_root;  /* NULL: "/" */
+    probe_power expected;  /* the state at start */
+    probe_power now;       /* the state at the last read */
+    long long next_ns;     /* clock_now_ns() time of the next scheduled read */
+    bool changed;          /* sticky: the state differed from `expected` at some read */
+} power_watch;
+void power_watch_start(power_watch *w, const char *sys_root);
+/* Returns PACER_ERR_STATE when the state has changed since power_watch_start (then and
+ * ever after, until the next start), PACER_OK otherwise. */
+pacer_err power_watch_poll(power_watch *w, bool force);
+
 #endif

@@ -189,6 +189,15 @@ Test(power, check_reports_a_change) {
     write_text(p, "Discharging\n");
     cr_assert_eq(power_check(root, first, &now), PACER_ERR_STATE);
     cr_assert_eq(now, PROBE_POWER_BATTERY);
+    power_watch w;
+    power_watch_start(&w, root);
+    cr_assert_eq(w.expected, PROBE_POWER_BATTERY);
+    cr_assert_eq(power_watch_poll(&w, true), PACER_OK);
+    write_text(p, "Charging\n");
+    cr_assert_eq(power_watch_poll(&w, false), PACER_OK, "not due for 30 s");
+    cr_assert_eq(power_watch_poll(&w, true), PACER_ERR_STATE);
+    write_text(p, "Discharging\n");
+    cr_assert_eq(power_watch_poll(&w, true), PACER_ERR_STATE, "a change stays reported");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     cr_assert_eq(system(cmd), 0);
@@ -299,4 +308,36 @@ Test(collect, nvidia_fixture_never_leaks_the_canary_uuid) {
         cr_assert_not_null(json_object_get(json_object_get(hw, sections[i]), "source"), "%s", sections[i]);
     free(text);
     json_decref(hw);
+}
+
+Test(collect, reads_a_fake_root_tree) {
+    char root[] = "/tmp/pacer-root-XXXXXX", p[512], cmd[1200];
+    cr_assert_not_null(mkdtemp(root));
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/proc/sys/kernel %s/etc %s/sys/class/power_supply && "
+             "cp tests/data/probe/cpuinfo-h200.txt %s/proc/cpuinfo && "
+             "cp tests/data/probe/meminfo-h200.txt %s/proc/meminfo && "
+             "cp tests/data/probe/os-release-h200.txt %s/etc/os-release && "
+             "echo 6.18.44-fc-v973-gpu > %s/proc/sys/kernel/osrelease",
+             root, root, root, root, root, root, root);
+    cr_assert_eq(system(cmd), 0);
+    probe_options opt = {.sys_root = root, .no_gpus = true};
+    json_t *hw = NULL;
+    cr_assert_eq(probe_collect(&opt, &hw), PACER_OK);
+    json_t *cpu = json_object_get(hw, "cpu"), *os = json_object_get(hw, "os");
+    cr_assert_str_eq(json_string_value(json_object_get(cpu, "model")), "Intel(R) Xeon(R) Processor");
+    cr_assert_str_eq(json_string_value(json_object_get(cpu, "source")), "probed");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(hw, "memory"), "total_bytes")), 131961788ll * 1024);
+    cr_assert_str_eq(json_string_value(json_object_get(os, "name")), "Ubuntu");
+    cr_assert_str_eq(json_string_value(json_object_get(os, "kernel")), "6.18.44-fc-v973-gpu");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(hw, "power"), "state")), "ac-only");
+    cr_assert_str_eq(json_string_value(json_object_get(hw, "gpus_source")), "unknown");
+    json_decref(hw);
+    snprintf(p, sizeof p, "%s/proc/cpuinfo", root);
+    unlink(p);
+    cr_assert_eq(probe_collect(&opt, &hw), PACER_OK);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(hw, "cpu"), "source")), "unknown");
+    json_decref(hw);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    cr_assert_eq(system(cmd), 0);
 }

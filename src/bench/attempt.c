@@ -63,7 +63,58 @@ static void attempt_read_token_hash(attempt_sample *s, const json_t *v) {
     else if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
 }
 
-/* The hot path: one SSE event. Parses it once and reads the few members that matter. */
+/* Reads choices[0]: counts a delivery when its text or delta is non-empty, keeps finish_reason. */
+static void attempt_read_choice(attempt_state *st, const json_t *choice) {
+    attempt_sample *s = st->s;
+    if (!json_is_object(choice)) return;
+    size_t n = attempt_str_len(choice, "text");
+    const json_t *delta = json_object_get(choice, "delta");
+    if (json_is_object(delta))
+        n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
+             attempt_str_len(delta, "reasoning");
+    if (n) {
+        if (!s->deliveries) st->first_ns = st->now_ns;
+        st->last_ns = st->now_ns;
+        s->deliveries++;
+        s->output_bytes += (int64_t)n;
+    }
+    const json_t *fr = json_object_get(choice, "finish_reason");
+    if (json_is_string(fr)) attempt_copy(s->finish_reason, sizeof s->finish_reason, json_string_value(fr));
+}
+
+/* Members that make an event worth a full parse. In raw JSON text a key is always written
+ * between unescaped quotes, so a key present is always found; a false match only costs time. */
+static bool attempt_needs_full_parse(const char *d, size_t n) {
+    static const char *const keys[] = {"\"usage\"", "\"timings\"", "\"token_hash\"", "\"error\""};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (memmem(d, n, keys[i], strlen(keys[i]))) return true;
+    return false;
+}
+
+/* The fast path for token events (the profile in bench/ shows jansson building the whole
+ * object, id/object/created included, is most of the client's cost): jansson decodes only
+ * the "choices" array. Returns false when the event does not have the expected shape, and
+ * the caller falls back to the full parse. */
+static bool attempt_fast_event(attempt_state *st, const sse_event *ev, bool *malformed, json_error_t *jerr) {
+    const char *d = ev->data, *end = ev->data + ev->data_len;
+    while (end > d && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) end--;
+    if (end == d || d[0] != '{' || end[-1] != '}') return false;
+    if (attempt_needs_full_parse(d, ev->data_len)) return false;
+    const char *c = memmem(d, ev->data_len, "\"choices\":", 10);
+    if (!c || (c[-1] != '{' && c[-1] != ',')) return false;
+    c += 10;
+    json_t *choices = json_loadb(c, (size_t)(end - c), JSON_DISABLE_EOF_CHECK, jerr);
+    if (!json_is_array(choices)) {
+        *malformed = true;
+        json_decref(choices);
+        return true;
+    }
+    attempt_read_choice(st, json_array_get(choices, 0));
+    json_decref(choices);
+    return true;
+}
+
+/* The hot path: one SSE event, parsed once; only the members that matter are read. */
 static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     attempt_state *st = ctx;
     attempt_sample *s = st->s;
@@ -73,7 +124,10 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
         return PACER_OK;
     }
     json_error_t jerr;
-    json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
+    bool malformed = false;
+    json_t *root = NULL;
+    if (attempt_fast_event(st, ev, &malformed, &jerr) && !malformed) return PACER_OK;
+    if (!malformed) root = json_loadb(ev->data, ev->data_len, 0, &jerr);
     if (!json_is_object(root)) {
         snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld: %s", (long long)st->events,
                  root ? "not an object" : jerr.text);
@@ -90,22 +144,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
         rc = PACER_ERR_FORMAT;
         goto out;
     }
-    const json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
-    if (json_is_object(choice)) {
-        size_t n = attempt_str_len(choice, "text");
-        const json_t *delta = json_object_get(choice, "delta");
-        if (json_is_object(delta))
-            n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
-                 attempt_str_len(delta, "reasoning");
-        if (n) {
-            if (!s->deliveries) st->first_ns = st->now_ns;
-            st->last_ns = st->now_ns;
-            s->deliveries++;
-            s->output_bytes += (int64_t)n;
-        }
-        const json_t *fr = json_object_get(choice, "finish_reason");
-        if (json_is_string(fr)) attempt_copy(s->finish_reason, sizeof s->finish_reason, json_string_value(fr));
-    }
+    attempt_read_choice(st, json_array_get(json_object_get(root, "choices"), 0));
     const json_t *usage = json_object_get(root, "usage");
     if (json_is_object(usage)) {
         const json_t *ct = json_object_get(usage, "completion_tokens");

@@ -104,5 +104,30 @@ else
   check "oversized event: peak RSS ${big} KiB vs ${base} KiB normal (< +6 MiB)" [ $((big - base)) -lt 6144 ]
 fi
 
+# Cancellation: SIGINT during a silent stream ends the attempt promptly as cancelled (exit 130).
+"$SERVER" --port-file "$TMP/port4" --script "$FAULT/stall.script" 2>/dev/null &
+track $!
+wait_file "$TMP/port4"
+"$PACER" request --server "http://127.0.0.1:$(cat "$TMP/port4")" --idle-timeout 60000 >"$TMP/cancel.json" 2>/dev/null &
+cpid=$!
+sleep 0.5
+t0=$(date +%s%N)
+kill -INT $cpid
+wait $cpid
+crc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+cst=$(json_field "$TMP/cancel.json" status 2>/dev/null)
+check "SIGINT: cancelled, exit 130, in ${ms} ms (< 1000)" [ "$cst" = cancelled ] && [ $crc -eq 130 ] && [ $ms -lt 1000 ]
+
+# No server listening: failed with a reason; a non-http URL is refused before any request.
+port=$(free_port)
+"$PACER" request --server "http://127.0.0.1:$port" >"$TMP/refused.json" 2>/dev/null
+rrc=$?
+check "connection refused: failed (exit $rrc)" sh -c "[ $rrc -eq 3 ] && grep -q 'cannot connect' '$TMP/refused.json'"
+"$PACER" request --server "ftp://127.0.0.1:$port" >/dev/null 2>"$TMP/ftp.err"
+frc=$?
+check "ftp:// refused as a usage error (exit $frc)" sh -c "[ $frc -eq 1 ] && grep -q 'http' '$TMP/ftp.err'"
+"$PACER" request --help | grep -q 'Exit status' && pass "--help documents exit codes" || fail "--help documents exit codes"
+
 check "fault server stayed up" kill -0 "$(echo $T_PIDS | cut -d' ' -f1)"
 finish

@@ -1,0 +1,577 @@
+/* engine.c - the llama-family forward pass: token embedding, per layer RMSNorm, Q/K/V
+ * projections (optional biases, qwen3 q/k norms), RoPE, grouped-query attention over an
+ * F16 KV cache, SwiGLU feed-forward; final norm and output projection. Batches of tokens
+ * share each weight-row read; every buffer is allocated in engine_open. */
+#include "engine/engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/gguf.h"
+#include "engine/kernels.h"
+#include "engine/threadpool.h"
+
+#define ENGINE_BATCH 32
+#define ENGINE_CTX_CAP 4096
+
+typedef struct mat {
+    const void *data;
+    ggml_type type;
+    int n_in, n_out;
+    size_t row_bytes;
+} mat;
+
+typedef struct layer {
+    const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
+    const float *bq, *bk, *bv;
+    mat wq, wk, wv, wo, gate, up, down;
+} layer;
+
+struct engine {
+    gguf_file *gf;
+    tokenizer *tok;
+    engine_info info;
+    threadpool *tp;
+    int n_embd, n_layer, n_head, n_head_kv, hd, n_ff, n_vocab, n_ctx, n_rot;
+    int q_dim, kv_dim;
+    float eps, rope_base, rope_scale;
+    bool rope_neox;
+    layer *layers;
+    mat tok_embd, output;
+    const float *out_norm;
+    int n_past;
+    /* buffers */
+    float *x, *xn, *q, *k, *v, *att, *g, *u;
+    void *act;      /* prepared activations: 3 slots of ENGINE_BATCH rows of act_stride */
+    size_t act_stride;
+    ggml_half *kc, *vc; /* [layer][pos][kv_dim] */
+    float *scratch;    /* per thread: n_scratch floats */
+    int n_scratch;
+    float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */
+};
+
+/* ---------------- loading ---------------- */
+
+static const float *f32_tensor(engine *e, const char *name, int64_t n, bool required, char *err,
+                               size_t err_len, bool *ok) {
+    const gguf_tensor *t = gguf_find_tensor(e->gf, name);
+    if (!t) {
+        if (required) {
+            snprintf(err, err_len, "tensor %s is missing", name);
+            *ok = false;
+        }
+        return NULL;
+    }
+    if (t->type != GGML_TYPE_F32 || t->n_elements != n) {
+        snprintf(err, err_len, "tensor %s: expected %lld f32 values", name, (long long)n);
+        *ok = false;
+        return NULL;
+    }
+    return t->data;
+}
+
+static bool mat_load(engine *e, mat *m, const char *name, int n_in, int n_out, bool required,
+                     char *err, size_t err_len, bool *ok) {
+    const gguf_tensor *t = gguf_find_tensor(e->gf, name);
+    memset(m, 0, sizeof *m);
+    if (!t) {
+        if (required) {
+            snprintf(err, err_len, "tensor %s is missing", name);
+            *ok = false;
+        }
+        return false;
+    }
+    if (t->ne[0] != n_in || t->ne[1] != n_out || t->n_dims > 2) {
+        snprintf(err, err_len, "tensor %s: shape %lldx%lld, expected %dx%d", name, (long long)t->ne[0],
+                 (long long)t->ne[1], n_in, n_out);
+        *ok = false;
+        return false;
+    }
+    if (!kern_weight_supported(t->type)) {
+        snprintf(err, err_len, "tensor %s: weight type %s is not supported", name, ggml_type_name(t->type));
+        *ok = false;
+        return false;
+    }
+    uint64_t rb = 0;
+    if (!ggml_type_row_size(t->type, n_in, &rb)) {
+        snprintf(err, err_len, "tensor %s: bad row size", name);
+        *ok = false;
+        return false;
+    }
+    m->data = t->data;
+    m->type = t->type;
+    m->n_in = n_in;
+    m->n_out = n_out;
+    m->row_bytes = (size_t)rb;
+    return true;
+}
+
+static uint32_t arch_u32(const gguf_file *f, const char *arch, const char *key, uint32_t def) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    return gguf_get_u32(f, k, def);
+}
+
+static float arch_f32(const gguf_file *f, const char *arch, const char *key, float def) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    return gguf_get_f32(f, k, def);
+}
+
+static const char *arch_str(const gguf_file *f, const char *arch, const char *key, const char *def) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    return gguf_get_str(f, k, def);
+}
+
+static bool arch_known(const char *a) {
+    static const char *const known[] = {"llama", "mistral", "qwen2", "qwen3", "granite"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(a, known[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool arch_neox(const char *a) { return strcmp(a, "qwen2") == 0 || strcmp(a, "qwen3") == 0; }
+
+static void weight_account(engine *e, const mat *m, uint64_t *by_type) {
+    if (!m->data)
+        return;
+    uint64_t b = (uint64_t)m->row_bytes * (uint64_t)m->n_out;
+    e->info.weight_bytes += b;
+    e->info.n_params += (int64_t)m->n_in * m->n_out;
+    if (m->type < GGML_TYPE__COUNT)
+        by_type[m->type] += b;
+}
+
+static pacer_err engine_load(engine *e, char *err, size_t err_len) {
+    const gguf_file *f = e->gf;
+    const char *arch = gguf_get_str(f, "general.architecture", "");
+    if (!arch_known(arch)) {
+        snprintf(err, err_len, "architecture '%s' is not supported", arch);
+        return PACER_ERR_UNSUPPORTED;
+    }
+    e->n_embd = (int)arch_u32(f, arch, "embedding_length", 0);
+    e->n_layer = (int)arch_u32(f, arch, "block_count", 0);
+    e->n_head = (int)arch_u32(f, arch, "attention.head_count", 0);
+    e->n_head_kv = (int)arch_u32(f, arch, "attention.head_count_kv", (uint32_t)e->n_head);
+    e->n_ff = (int)arch_u32(f, arch, "feed_forward_length", 0);
+    int ctx_train = (int)arch_u32(f, arch, "context_length", 2048);
+    if (e->n_embd <= 0 || e->n_layer <= 0 || e->n_head <= 0 || e->n_head_kv <= 0 || e->n_ff <= 0 ||
+        e->n_head % e->n_head_kv != 0 || e->n_layer > 1024) {
+        snprintf(err, err_len, "model shape metadata is missing or inconsistent");
+        return PACER_ERR_FORMAT;
+    }
+    e->hd = (int)arch_u32(f, arch, "attention.key_length", (uint32_t)(e->n_embd / e->n_head));
+    e->n_rot = (int)arch_u32(f, arch, "rope.dimension_count", (uint32_t)e->hd);
+    if (e->hd <= 0 || e->hd > 1024 || e->n_rot > e->hd || e->n_rot % 2 || e->hd % 2) {
+        snprintf(err, err_len, "head or rope dimension is invalid");
+        return PACER_ERR_FORMAT;
+    }
+    e->q_dim = e->n_head * e->hd;
+    e->kv_dim = e->n_head_kv * e->hd;
+    e->eps = arch_f32(f, arch, "attention.layer_norm_rms_epsilon", 1e-5f);
+    e->rope_base = arch_f32(f, arch, "rope.freq_base", 10000.0f);
+    e->rope_scale = 1.0f;
+    const char *st = arch_str(f, arch, "rope.scaling.type", "none");
+    if (strcmp(st, "linear") == 0) {
+        float fac = arch_f32(f, arch, "rope.scaling.factor", 1.0f);
+        if (fac > 0)
+            e->rope_scale = 1.0f / fac;
+    }
+    e->rope_neox = arch_neox(arch);
+
+    const gguf_tensor *te = gguf_find_tensor(f, "token_embd.weight");
+    if (!te || te->ne[0] != e->n_embd || te->ne[1] <= 0 || te->ne[1] > (1 << 24)) {
+        snprintf(err, err_len, "tensor token_embd.weight is missing or misshapen");
+        return PACER_ERR_FORMAT;
+    }
+    e->n_vocab = (int)te->ne[1];
+    bool ok = true;
+    mat_load(e, &e->tok_embd, "token_embd.weight", e->n_embd, e->n_vocab, true, err, err_len, &ok);
+    if (!mat_load(e, &e->output, "output.weight", e->n_embd, e->n_vocab, false, err, err_len, &ok) && ok)
+        e->output = e->tok_embd;
+    e->out_norm = f32_tensor(e, "output_norm.weight", e->n_embd, true, err, err_len, &ok);
+    e->layers = calloc((size_t)e->n_layer, sizeof *e->layers);
+    if (!e->layers)
+        return PACER_ERR_NOMEM;
+    uint64_t by_type[GGML_TYPE__COUNT] = {0};
+    char nm[96];
+    for (int l = 0; l < e->n_layer && ok; l++) {
+        layer *L = &e->layers[l];
+#define NM(s) (snprintf(nm, sizeof nm, "blk.%d." s, l), nm)
+        L->attn_norm = f32_tensor(e, NM("attn_norm.weight"), e->n_embd, true, err, err_len, &ok);
+        L->ffn_norm = f32_tensor(e, NM("ffn_norm.weight"), e->n_embd, true, err, err_len, &ok);
+        L->q_norm = f32_tensor(e, NM("attn_q_norm.weight"), e->hd, false, err, err_len, &ok);
+        L->k_norm = f32_tensor(e, NM("attn_k_norm.weight"), e->hd, false, err, err_len, &ok);
+        L->bq = f32_tensor(e, NM("attn_q.bias"), e->q_dim, false, err, err_len, &ok);
+        L->bk = f32_tensor(e, NM("attn_k.bias"), e->kv_dim, false, err, err_len, &ok);
+        L->bv = f32_tensor(e, NM("attn_v.bias"), e->kv_dim, false, err, err_len, &ok);
+        mat_load(e, &L->wq, NM("attn_q.weight"), e->n_embd, e->q_dim, true, err, err_len, &ok);
+        mat_load(e, &L->wk, NM("attn_k.weight"), e->n_embd, e->kv_dim, true, err, err_len, &ok);
+        mat_load(e, &L->wv, NM("attn_v.weight"), e->n_embd, e->kv_dim, true, err, err_len, &ok);
+        mat_load(e, &L->wo, NM("attn_output.weight"), e->q_dim, e->n_embd, true, err, err_len, &ok);
+        mat_load(e, &L->gate, NM("ffn_gate.weight"), e->n_embd, e->n_ff, true, err, err_len, &ok);
+        mat_load(e, &L->up, NM("ffn_up.weight"), e->n_embd, e->n_ff, true, err, err_len, &ok);
+        mat_load(e, &L->down, NM("ffn_down.weight"), e->n_ff, e->n_embd, true, err, err_len, &ok);
+#undef NM
+        if (ok) {
+            const mat *ms[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+            for (size_t i = 0; i < 7; i++)
+                weight_account(e, ms[i], by_type);
+        }
+    }
+    if (!ok)
+        return PACER_ERR_FORMAT;
+    weight_account(e, &e->output, by_type);
+    if (e->output.data != e->tok_embd.data)
+        e->info.n_params += (int64_t)e->n_embd * e->n_vocab;
+    int best = 0;
+    for (int t = 0; t < GGML_TYPE__COUNT; t++)
+        if (by_type[t] > by_type[best])
+            best = t;
+    e->info.weight_type = ggml_type_name((uint32_t)best);
+    e->info.arch = arch;
+    e->info.name = gguf_get_str(f, "general.name", "");
+    e->info.n_vocab = e->n_vocab;
+    e->info.n_embd = e->n_embd;
+    e->info.n_layer = e->n_layer;
+    e->info.n_head = e->n_head;
+    e->info.n_head_kv = e->n_head_kv;
+    e->info.n_ff = e->n_ff;
+    e->n_ctx = ctx_train > ENGINE_CTX_CAP ? ENGINE_CTX_CAP : ctx_train;
+    return PACER_OK;
+}
+
+static int imax(int a, int b) { return a > b ? a : b; }
+
+static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size_t err_len) {
+    if (p && p->n_ctx > 0)
+        e->n_ctx = p->n_ctx;
+    if (e->n_ctx <= 0)
+        e->n_ctx = 2048;
+    e->info.n_ctx = e->n_ctx;
+    int nt = p && p->n_threads > 0 ? p->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nt < 1)
+        nt = 1;
+    e->tp = threadpool_create(nt);
+    if (!e->tp) {
+        snprintf(err, err_len, "cannot start %d threads", nt);
+        return PACER_ERR_NOMEM;
+    }
+    size_t B = ENGINE_BATCH;
+    int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
+    e->act_stride = (kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63;
+    e->n_scratch = imax(wide, e->n_ctx) + 2 * e->hd + 64;
+    size_t cache = (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
+    e->x = malloc(B * e->n_embd * sizeof(float));
+    e->xn = malloc(B * e->n_embd * sizeof(float));
+    e->q = malloc(B * e->q_dim * sizeof(float));
+    e->k = malloc(B * e->kv_dim * sizeof(float));
+    e->v = malloc(B * e->kv_dim * sizeof(float));
+    e->att = malloc(B * e->q_dim * sizeof(float));
+    e->g = malloc(B * e->n_ff * sizeof(float));
+    e->u = malloc(B * e->n_ff * sizeof(float));
+    e->act = aligned_alloc(64, 3 * B * e->act_stride);
+    e->kc = malloc(cache * sizeof(ggml_half));
+    e->vc = malloc(cache * sizeof(ggml_half));
+    e->scratch = malloc((size_t)nt * e->n_scratch * sizeof(float));
+    e->rope_cs = malloc((size_t)e->n_ctx * e->n_rot * sizeof(float));
+    if (!e->x || !e->xn || !e->q || !e->k || !e->v || !e->att || !e->g || !e->u || !e->act || !e->kc ||
+        !e->vc || !e->scratch || !e->rope_cs) {
+        snprintf(err, err_len, "out of memory for buffers and KV cache");
+        return PACER_ERR_NOMEM;
+    }
+    for (int pos = 0; pos < e->n_ctx; pos++)
+        for (int i = 0; i < e->n_rot / 2; i++) {
+            double th = (double)pos * e->rope_scale * pow((double)e->rope_base, -2.0 * i / e->n_rot);
+            e->rope_cs[(size_t)pos * e->n_rot + 2 * i] = (float)cos(th);
+            e->rope_cs[(size_t)pos * e->n_rot + 2 * i + 1] = (float)sin(th);
+        }
+    return PACER_OK;
+}
+
+/* The tokenizer comes from the GGUF's tokenizer.* keys once engine/tokenizer.h exists;
+ * until then an engine has none (engine_get_tokenizer returns NULL). */
+static pacer_err engine_open_tokenizer(engine *e, char *err, size_t err_len) {
+    (void)err;
+    (void)err_len;
+    e->tok = NULL;
+    return PACER_OK;
+}
+
+pacer_err engine_open(const char *path, const engine_params *params, engine **out, char *err, size_t err_len) {
+    char dummy[8];
+    if (!err) {
+        err = dummy;
+        err_len = sizeof dummy;
+    }
+    *out = NULL;
+    engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return PACER_ERR_NOMEM;
+    pacer_err rc = gguf_open(path, &e->gf, err, err_len);
+    if (rc == PACER_OK)
+        rc = engine_load(e, err, err_len);
+    if (rc == PACER_OK)
+        rc = engine_alloc(e, params, err, err_len);
+    if (rc == PACER_OK)
+        rc = engine_open_tokenizer(e, err, err_len);
+    if (rc != PACER_OK) {
+        engine_close(e);
+        return rc;
+    }
+    *out = e;
+    return PACER_OK;
+}
+
+void engine_close(engine *e) {
+    if (!e)
+        return;
+    threadpool_destroy(e->tp);
+    free(e->layers);
+    free(e->x);
+    free(e->xn);
+    free(e->q);
+    free(e->k);
+    free(e->v);
+    free(e->att);
+    free(e->g);
+    free(e->u);
+    free(e->act);
+    free(e->kc);
+    free(e->vc);
+    free(e->scratch);
+    free(e->rope_cs);
+    gguf_close(e->gf);
+    free(e);
+}
+
+const engine_info *engine_get_info(const engine *e) { return &e->info; }
+const tokenizer *engine_get_tokenizer(const engine *e) { return e->tok; }
+const gguf_file *engine_get_gguf(const engine *e) { return e->gf; }
+int engine_n_past(const engine *e) { return e->n_past; }
+
+/* ---------------- forward pass ---------------- */
+
+typedef struct job {
+    engine *e;
+    int nb;
+    /* matmuls: up to 3 matrices over the same input rows */
+    int n_mm;
+    const mat *m[3];
+    const void *a[3];
+    float *out[3];
+    int ldo[3];
+    /* attention */
+    int layer, pos0;
+} job;
+
+static void job_matmul(void *ctx, int ith, int nth) {
+    job *j = ctx;
+    engine *e = j->e;
+    int total = 0;
+    for (int i = 0; i < j->n_mm; i++)
+        total += j->m[i]->n_out;
+    int lo, hi;
+    threadpool_split(total, ith, nth, &lo, &hi);
+    float *scratch = e->scratch + (size_t)ith * e->n_scratch;
+    int base = 0;
+    for (int i = 0; i < j->n_mm; i++) {
+        const mat *m = j->m[i];
+        int r0 = lo - base, r1 = hi - base;
+        if (r0 < 0)
+            r0 = 0;
+        if (r1 > m->n_out)
+            r1 = m->n_out;
+        if (r0 < r1)
+            kern_matmul(m->type, m->data, m->row_bytes, m->n_in, r0, r1, j->a[i], e->act_stride, j->nb,
+                        j->out[i], j->ldo[i], scratch);
+        base += m->n_out;
+    }
+}
+
+/* Runs up to three matrices on the same nb input rows `in` (row length n_in). */
+static void run_matmuls(engine *e, int nb, const float *in, int n_mm, const mat *const *ms, float *const *outs) {
+    job j = {.e = e, .nb = nb, .n_mm = n_mm};
+    unsigned char *act = e->act;
+    for (int i = 0; i < n_mm; i++) {
+        const mat *m = ms[i];
+        j.m[i] = m;
+        j.out[i] = outs[i];
+        j.ldo[i] = m->n_out;
+        ggml_type at = kern_act_type(m->type);
+        int same = -1;
+        for (int k = 0; k < i; k++)
+            if (kern_act_type(ms[k]->type) == at)
+                same = k;
+        if (same >= 0) {
+            j.a[i] = j.a[same];
+            continue;
+        }
+        unsigned char *slot = act + (size_t)i * ENGINE_BATCH * e->act_stride;
+        for (int b = 0; b < nb; b++)
+            kern_act_prepare(m->type, in + (size_t)b * m->n_in, slot + (size_t)b * e->act_stride, m->n_in);
+        j.a[i] = slot;
+    }
+    threadpool_run(e->tp, job_matmul, &j);
+}
+
+static void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += (double)x[i] * x[i];
+    float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+    for (int i = 0; i < n; i++)
+        out[i] = x[i] * scale * w[i];
+}
+
+static void rope(const engine *e, float *v, int pos) {
+    const float *cs = e->rope_cs + (size_t)pos * e->n_rot;
+    int half = e->n_rot / 2;
+    for (int i = 0; i < half; i++) {
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        int i0 = e->rope_neox ? i : 2 * i;
+        int i1 = e->rope_neox ? i + half : 2 * i + 1;
+        float x0 = v[i0], x1 = v[i1];
+        v[i0] = x0 * c - x1 * s;
+        v[i1] = x0 * s + x1 * c;
+    }
+}
+
+static void job_attention(void *ctx, int ith, int nth) {
+    job *j = ctx;
+    engine *e = j->e;
+    int hd = e->hd, group = e->n_head / e->n_head_kv;
+    int lo, hi;
+    threadpool_split(j->nb * e->n_head, ith, nth, &lo, &hi);
+    float *sc = e->scratch + (size_t)ith * e->n_scratch;
+    ggml_half *qh = (ggml_half *)(sc + e->n_ctx);
+    float *acc = sc + e->n_ctx + hd;
+    const ggml_half *kc = e->kc + (size_t)j->layer * e->n_ctx * e->kv_dim;
+    const ggml_half *vc = e->vc + (size_t)j->layer * e->n_ctx * e->kv_dim;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int idx = lo; idx < hi; idx++) {
+        int b = idx / e->n_head, h = idx % e->n_head, kvh = h / group;
+        int p = j->pos0 + b;
+        quantize_row_f16(e->q + (size_t)b * e->q_dim + (size_t)h * hd, qh, hd);
+        float mx = -INFINITY;
+        for (int t = 0; t <= p; t++) {
+            float s = kern_dot(GGML_TYPE_F16, kc + (size_t)t * e->kv_dim + (size_t)kvh * hd, qh, hd, NULL) * scale;
+            sc[t] = s;
+            if (s > mx)
+                mx = s;
+        }
+        double sum = 0;
+        for (int t = 0; t <= p; t++) {
+            sc[t] = expf(sc[t] - mx);
+            sum += sc[t];
+        }
+        float inv = (float)(1.0 / sum);
+        memset(acc, 0, (size_t)hd * sizeof(float));
+        for (int t = 0; t <= p; t++) {
+            float w = ggml_fp16_to_fp32(ggml_fp32_to_fp16(sc[t] * inv));
+            const ggml_half *vr = vc + (size_t)t * e->kv_dim + (size_t)kvh * hd;
+            for (int d = 0; d < hd; d++)
+                acc[d] += w * ggml_fp16_to_fp32(vr[d]);
+        }
+        memcpy(e->att + (size_t)b * e->q_dim + (size_t)h * hd, acc, (size_t)hd * sizeof(float));
+    }
+}
+
+static void add_bias(float *y, const float *bias, int nb, int n) {
+    if (!bias)
+        return;
+    for (int b = 0; b < nb; b++)
+        for (int i = 0; i < n; i++)
+            y[(size_t)b * n + i] += bias[i];
+}
+
+/* One chunk of at most ENGINE_BATCH tokens at positions pos..pos+nb-1. */
+static void forward_chunk(engine *e, const int32_t *tokens, int nb, int pos, float *logits, bool all_logits) {
+    int D = e->n_embd, hd = e->hd;
+    for (int b = 0; b < nb; b++)
+        ggml_dequantize_row(e->tok_embd.type, (const unsigned char *)e->tok_embd.data + (size_t)tokens[b] * e->tok_embd.row_bytes,
+                            e->x + (size_t)b * D, D);
+    for (int l = 0; l < e->n_layer; l++) {
+        const layer *L = &e->layers[l];
+        for (int b = 0; b < nb; b++)
+            rmsnorm(e->xn + (size_t)b * D, e->x + (size_t)b * D, L->attn_norm, D, e->eps);
+        const mat *qkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *qkv_out[3] = {e->q, e->k, e->v};
+        run_matmuls(e, nb, e->xn, 3, qkv, qkv_out);
+        add_bias(e->q, L->bq, nb, e->q_dim);
+        add_bias(e->k, L->bk, nb, e->kv_dim);
+        add_bias(e->v, L->bv, nb, e->kv_dim);
+        for (int b = 0; b < nb; b++) {
+            for (int h = 0; h < e->n_head; h++) {
+                float *qv = e->q + (size_t)b * e->q_dim + (size_t)h * hd;
+                if (L->q_norm)
+                    rmsnorm(qv, qv, L->q_norm, hd, e->eps);
+                rope(e, qv, pos + b);
+            }
+            size_t off = ((size_t)l * e->n_ctx + (size_t)(pos + b)) * e->kv_dim;
+            for (int h = 0; h < e->n_head_kv; h++) {
+                float *kv = e->k + (size_t)b * e->kv_dim + (size_t)h * hd;
+                if (L->k_norm)
+                    rmsnorm(kv, kv, L->k_norm, hd, e->eps);
+                rope(e, kv, pos + b);
+            }
+            quantize_row_f16(e->k + (size_t)b * e->kv_dim, e->kc + off, e->kv_dim);
+            quantize_row_f16(e->v + (size_t)b * e->kv_dim, e->vc + off, e->kv_dim);
+        }
+        job aj = {.e = e, .nb = nb, .layer = l, .pos0 = pos};
+        threadpool_run(e->tp, job_attention, &aj);
+        const mat *wo[1] = {&L->wo};
+        float *wo_out[1] = {e->xn};
+        run_matmuls(e, nb, e->att, 1, wo, wo_out);
+        for (size_t i = 0; i < (size_t)nb * D; i++)
+            e->x[i] += e->xn[i];
+        for (int b = 0; b < nb; b++)
+            rmsnorm(e->xn + (size_t)b * D, e->x + (size_t)b * D, L->ffn_norm, D, e->eps);
+        const mat *gu[2] = {&L->gate, &L->up};
+        float *gu_out[2] = {e->g, e->u};
+        run_matmuls(e, nb, e->xn, 2, gu, gu_out);
+        for (size_t i = 0; i < (size_t)nb * e->n_ff; i++) {
+            float g = e->g[i];
+            e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
+        }
+        const mat *dn[1] = {&L->down};
+        float *dn_out[1] = {e->xn};
+        run_matmuls(e, nb, e->g, 1, dn, dn_out);
+        for (size_t i = 0; i < (size_t)nb * D; i++)
+            e->x[i] += e->xn[i];
+    }
+    if (!logits)
+        return;
+    int first = all_logits ? 0 : nb - 1;
+    for (int b = first; b < nb; b++)
+        rmsnorm(e->xn + (size_t)(b - first) * D, e->x + (size_t)b * D, e->out_norm, D, e->eps);
+    const mat *om[1] = {&e->output};
+    float *oo[1] = {logits};
+    run_matmuls(e, nb - first, e->xn, 1, om, oo);
+}
+
+pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    if (!e || n < 0 || (n > 0 && !tokens) || pos < 0 || pos > e->n_past || pos + n > e->n_ctx)
+        return PACER_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= e->n_vocab)
+            return PACER_ERR_ARG;
+    e->n_past = pos;
+    for (int i = 0; i < n; i += ENGINE_BATCH) {
+        int nb = n - i < ENGINE_BATCH ? n - i : ENGINE_BATCH;
+        bool last = i + nb == n;
+        float *lg = NULL;
+        if (logits && all_logits)
+            lg = logits + (size_t)i * e->n_vocab;
+        else if (logits && last)
+            lg = logits;
+        forward_chunk(e, tokens + i, nb, pos + i, lg, all_logits);
+        e->n_past = pos + i + nb;
+    }
+    return PACER_OK;
+}

@@ -1,0 +1,134 @@
+/* threadpool.c - persistent workers: a job is published by bumping a generation counter;
+ * workers spin on it for a while (decode steps come every few milliseconds) and then wait
+ * on a condition variable, and the caller spins until every worker has checked in. */
+#include "engine/threadpool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define SPIN_ROUNDS 200000
+
+struct threadpool {
+    int n;
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    atomic_uint gen;
+    atomic_int pending;
+    atomic_bool stop;
+    threadpool_fn fn;
+    void *ctx;
+};
+
+typedef struct worker_arg {
+    threadpool *tp;
+    int ith;
+} worker_arg;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void *worker_main(void *p) {
+    worker_arg *wa = p;
+    threadpool *tp = wa->tp;
+    int ith = wa->ith;
+    free(wa);
+    unsigned seen = 0;
+    for (;;) {
+        unsigned g;
+        int spins = 0;
+        while ((g = atomic_load_explicit(&tp->gen, memory_order_acquire)) == seen &&
+               !atomic_load(&tp->stop)) {
+            if (++spins < SPIN_ROUNDS) {
+                cpu_relax();
+                continue;
+            }
+            pthread_mutex_lock(&tp->mu);
+            while (atomic_load(&tp->gen) == seen && !atomic_load(&tp->stop))
+                pthread_cond_wait(&tp->cv, &tp->mu);
+            pthread_mutex_unlock(&tp->mu);
+        }
+        if (atomic_load(&tp->stop))
+            break;
+        seen = g;
+        tp->fn(tp->ctx, ith, tp->n);
+        atomic_fetch_sub_explicit(&tp->pending, 1, memory_order_acq_rel);
+    }
+    return NULL;
+}
+
+threadpool *threadpool_create(int n_threads) {
+    if (n_threads < 1)
+        n_threads = 1;
+    threadpool *tp = calloc(1, sizeof *tp);
+    if (!tp)
+        return NULL;
+    tp->n = n_threads;
+    pthread_mutex_init(&tp->mu, NULL);
+    pthread_cond_init(&tp->cv, NULL);
+    tp->threads = calloc((size_t)n_threads, sizeof *tp->threads);
+    if (!tp->threads) {
+        free(tp);
+        return NULL;
+    }
+    for (int i = 1; i < n_threads; i++) {
+        worker_arg *wa = malloc(sizeof *wa);
+        if (wa) {
+            wa->tp = tp;
+            wa->ith = i;
+        }
+        if (!wa || pthread_create(&tp->threads[i], NULL, worker_main, wa) != 0) {
+            free(wa);
+            tp->n = i; /* join only what started */
+            threadpool_destroy(tp);
+            return NULL;
+        }
+    }
+    return tp;
+}
+
+void threadpool_destroy(threadpool *tp) {
+    if (!tp)
+        return;
+    pthread_mutex_lock(&tp->mu);
+    atomic_store(&tp->stop, true);
+    pthread_cond_broadcast(&tp->cv);
+    pthread_mutex_unlock(&tp->mu);
+    for (int i = 1; i < tp->n; i++)
+        pthread_join(tp->threads[i], NULL);
+    pthread_cond_destroy(&tp->cv);
+    pthread_mutex_destroy(&tp->mu);
+    free(tp->threads);
+    free(tp);
+}
+
+int threadpool_size(const threadpool *tp) { return tp->n; }
+
+void threadpool_run(threadpool *tp, threadpool_fn fn, void *ctx) {
+    if (tp->n == 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    tp->fn = fn;
+    tp->ctx = ctx;
+    atomic_store_explicit(&tp->pending, tp->n - 1, memory_order_release);
+    pthread_mutex_lock(&tp->mu);
+    atomic_fetch_add_explicit(&tp->gen, 1, memory_order_acq_rel);
+    pthread_cond_broadcast(&tp->cv);
+    pthread_mutex_unlock(&tp->mu);
+    fn(ctx, 0, tp->n);
+    while (atomic_load_explicit(&tp->pending, memory_order_acquire) > 0)
+        cpu_relax();
+}
+
+void threadpool_split(int n, int ith, int nth, int *lo, int *hi) {
+    int per = (n + nth - 1) / nth;
+    int a = ith * per, b = a + per;
+    *lo = a < n ? a : n;
+    *hi = b < n ? b : n;
+}

@@ -1,0 +1,170 @@
+/* test_engine.c - the forward pass against llama.cpp's reference log-probabilities
+ * (teacher-forced over ../shared/golden), batched prefill against token-by-token
+ * evaluation, and thread-count independence of greedy decoding. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/kernels.h"
+
+#define GOLDEN_MODEL "../shared/models/rand-gpt2vocab-f16.gguf"
+#define GOLDEN_STEPS "../shared/golden/greedy-gpt2vocab-f16.jsonl"
+
+static engine *open_golden(int threads) {
+    engine_params p = {.n_threads = threads, .n_ctx = 256};
+    engine *e = NULL;
+    char err[256] = "";
+    pacer_err rc = engine_open(GOLDEN_MODEL, &p, &e, err, sizeof err);
+    cr_assert_eq(rc, PACER_OK, "engine_open: %s", err);
+    return e;
+}
+
+static double log_sum_exp(const float *l, int n) {
+    float mx = l[0];
+    for (int i = 1; i < n; i++)
+        if (l[i] > mx)
+            mx = l[i];
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += exp((double)l[i] - mx);
+    return mx + log(s);
+}
+
+Test(engine, golden_teacher_forced, .timeout = 120) {
+    if (access(GOLDEN_MODEL, R_OK) != 0 || access(GOLDEN_STEPS, R_OK) != 0)
+        cr_skip_test("../shared is absent");
+    engine *e = open_golden(2);
+    const engine_info *info = engine_get_info(e);
+    int nv = info->n_vocab;
+    float *logits = malloc((size_t)256 * nv * sizeof(float));
+    FILE *f = fopen(GOLDEN_STEPS, "r");
+    cr_assert(f);
+    char line[1 << 16];
+    double worst = 0;
+    int checked = 0, prompts = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_error_t jerr;
+        json_t *o = json_loads(line, 0, &jerr);
+        cr_assert(o, "bad golden line: %s", jerr.text);
+        json_t *pids = json_object_get(o, "prompt_ids"), *oids = json_object_get(o, "output_ids");
+        json_t *steps = json_object_get(o, "steps");
+        int np = (int)json_array_size(pids), no = (int)json_array_size(oids);
+        int32_t toks[256];
+        cr_assert(np + no <= 256);
+        for (int i = 0; i < np; i++)
+            toks[i] = (int32_t)json_integer_value(json_array_get(pids, i));
+        for (int i = 0; i < no; i++)
+            toks[np + i] = (int32_t)json_integer_value(json_array_get(oids, i));
+        /* prompt in one batch, then the outputs one at a time, as a generator would */
+        cr_assert_eq(engine_eval(e, toks, np, 0, logits, true), PACER_OK);
+        for (int i = 0; i + 1 < no; i++)
+            cr_assert_eq(engine_eval(e, toks + np + i, 1, np + i, logits + (size_t)(np + i) * nv, false), PACER_OK);
+        for (int s = 0; s < (int)json_array_size(steps); s++) {
+            const float *row = logits + (size_t)(np - 1 + s) * nv;
+            double lse = log_sum_exp(row, nv);
+            json_t *top = json_object_get(json_array_get(steps, (size_t)s), "top");
+            for (size_t k = 0; k < json_array_size(top); k++) {
+                json_t *pair = json_array_get(top, k);
+                int id = (int)json_integer_value(json_array_get(pair, 0));
+                double ref = json_real_value(json_array_get(pair, 1));
+                double got = row[id] - lse;
+                double d = fabs(got - ref);
+                if (d > worst)
+                    worst = d;
+                checked++;
+            }
+        }
+        prompts++;
+        json_decref(o);
+    }
+    fclose(f);
+    fprintf(stderr, "golden: %d prompts, %d log-probabilities, max |diff| %.3g\n", prompts, checked, worst);
+    cr_assert_gt(checked, 0);
+    cr_assert_lt(worst, 1e-3, "max logprob difference %g", worst);
+    free(logits);
+    engine_close(e);
+}
+
+static int argmax(const float *l, int n) {
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (l[i] > l[b])
+            b = i;
+    return b;
+}
+
+Test(engine, batched_prefill_matches_single, .timeout = 60) {
+    if (access(GOLDEN_MODEL, R_OK) != 0)
+        cr_skip_test("../shared is absent");
+    engine *e = open_golden(2);
+    int nv = engine_get_info(e)->n_vocab;
+    int32_t toks[40];
+    for (int i = 0; i < 40; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % nv);
+    float *a = malloc((size_t)40 * nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_eval(e, toks, 40, 0, a, true), PACER_OK);
+    cr_assert_eq(engine_n_past(e), 40);
+    double worst = 0;
+    for (int i = 0; i < 40; i++) {
+        cr_assert_eq(engine_eval(e, toks + i, 1, i, b, false), PACER_OK);
+        for (int j = 0; j < nv; j++) {
+            double d = fabs((double)a[(size_t)i * nv + j] - b[j]);
+            if (d > worst)
+                worst = d;
+        }
+    }
+    cr_assert_lt(worst, 1e-5, "batched vs single logits differ by %g", worst);
+    free(a);
+    free(b);
+    engine_close(e);
+}
+
+static void greedy(int threads, int32_t *out, int n) {
+    engine *e = open_golden(threads);
+    int nv = engine_get_info(e)->n_vocab;
+    float *l = malloc((size_t)nv * sizeof(float));
+    int32_t prompt[4] = {15496, 11, 995, 0};
+    cr_assert_eq(engine_eval(e, prompt, 4, 0, l, false), PACER_OK);
+    for (int i = 0; i < n; i++) {
+        out[i] = argmax(l, nv);
+        cr_assert_eq(engine_eval(e, &out[i], 1, 4 + i, l, false), PACER_OK);
+    }
+    free(l);
+    engine_close(e);
+}
+
+Test(engine, greedy_same_for_1_and_2_threads, .timeout = 60) {
+    if (access(GOLDEN_MODEL, R_OK) != 0)
+        cr_skip_test("../shared is absent");
+    int32_t a[24], b[24];
+    greedy(1, a, 24);
+    greedy(2, b, 24);
+    for (int i = 0; i < 24; i++)
+        cr_assert_eq(a[i], b[i], "token %d differs: %d vs %d", i, a[i], b[i]);
+}
+
+Test(engine, rewind_and_bad_args) {
+    if (access(GOLDEN_MODEL, R_OK) != 0)
+        cr_skip_test("../shared is absent");
+    engine *e = open_golden(1);
+    int32_t t[3] = {1, 2, 3};
+    cr_assert_eq(engine_eval(e, t, 3, 1, NULL, false), PACER_ERR_ARG); /* pos past the cache */
+    cr_assert_eq(engine_eval(e, t, 3, 0, NULL, false), PACER_OK);
+    cr_assert_eq(engine_eval(e, t, 1, 1, NULL, false), PACER_OK);
+    cr_assert_eq(engine_n_past(e), 2);
+    int32_t bad = 1 << 30;
+    cr_assert_eq(engine_eval(e, &bad, 1, 2, NULL, false), PACER_ERR_ARG);
+    engine_close(e);
+}
+
+Test(engine, open_missing_file) {
+    engine *e = (engine *)1;
+    char err[256] = "";
+    cr_assert_neq(engine_open("no-such-model.gguf", NULL, &e, err, sizeof err), PACER_OK);
+    cr_assert_null(e);
+    cr_assert_neq(err[0], '\0');
+}

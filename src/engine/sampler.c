@@ -1,0 +1,154 @@
+/* sampler.c - greedy and seeded temperature / top-k / top-p sampling. Top-k keeps a
+ * min-heap of the k largest logits; top-p sorts the candidates (ties broken by id, so the
+ * order never depends on the sort's whims). */
+#include "engine/sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return r;
+}
+
+static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+
+sampler_params sampler_params_greedy(void) {
+    sampler_params p = {.temperature = 0, .top_k = 0, .top_p = 1};
+    return p;
+}
+
+void sampler_init(sampler *s, const sampler_params *p, uint64_t seed) {
+    memset(s, 0, sizeof *s);
+    s->p = p ? *p : sampler_params_greedy();
+    uint64_t z = seed;
+    for (int i = 0; i < 4; i++) { /* splitmix64 */
+        z += 0x9E3779B97F4A7C15ull;
+        uint64_t x = z;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        s->rng[i] = x ^ (x >> 31);
+    }
+}
+
+void sampler_free(sampler *s) {
+    free(s->idx);
+    free(s->prob);
+    s->idx = NULL;
+    s->prob = NULL;
+    s->cap = 0;
+}
+
+static int32_t argmax(const float *l, int n) {
+    int32_t b = 0;
+    for (int i = 1; i < n; i++)
+        if (l[i] > l[b])
+            b = i;
+    return b;
+}
+
+/* a ranks before b: larger logit, then smaller id */
+static int before(const float *l, int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); }
+
+static void heap_down(int32_t *h, int n, int i, const float *l) {
+    for (;;) {
+        int m = i, c1 = 2 * i + 1, c2 = 2 * i + 2;
+        if (c1 < n && before(l, h[m], h[c1]))
+            m = c1;
+        if (c2 < n && before(l, h[m], h[c2]))
+            m = c2;
+        if (m == i)
+            return;
+        int32_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static _Thread_local const float *t_sort_logits;
+
+static int cmp_rank(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return before(t_sort_logits, x, y) ? -1 : (before(t_sort_logits, y, x) ? 1 : 0);
+}
+
+/* Sorts idx[0..n) best first: heap-sort of the top-k heap, or qsort for everything. */
+static int candidates(sampler *s, const float *l, int nv) {
+    int k = s->p.top_k > 0 && s->p.top_k < nv ? s->p.top_k : nv;
+    if (k < nv) {
+        /* min-heap by rank: the root is the worst of the kept k */
+        for (int i = 0; i < k; i++)
+            s->idx[i] = i;
+        for (int i = k / 2 - 1; i >= 0; i--)
+            heap_down(s->idx, k, i, l);
+        for (int i = k; i < nv; i++)
+            if (before(l, i, s->idx[0])) {
+                s->idx[0] = i;
+                heap_down(s->idx, k, 0, l);
+            }
+    } else {
+        for (int i = 0; i < nv; i++)
+            s->idx[i] = i;
+    }
+    t_sort_logits = l;
+    qsort(s->idx, (size_t)k, sizeof *s->idx, cmp_rank);
+    return k;
+}
+
+int32_t sampler_sample(sampler *s, const float *logits, int n_vocab) {
+    if (n_vocab <= 0 || !logits)
+        return -1;
+    if (s->p.temperature <= 0)
+        return argmax(logits, n_vocab);
+    if (n_vocab > s->cap) {
+        int32_t *ni = realloc(s->idx, (size_t)n_vocab * sizeof *ni);
+        if (ni)
+            s->idx = ni;
+        float *np = realloc(s->prob, (size_t)n_vocab * sizeof *np);
+        if (np)
+            s->prob = np;
+        if (!ni || !np)
+            return -1;
+        s->cap = n_vocab;
+    }
+    int n = candidates(s, logits, n_vocab);
+    float inv_t = 1.0f / s->p.temperature, mx = logits[s->idx[0]];
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        s->prob[i] = expf((logits[s->idx[i]] - mx) * inv_t);
+        sum += s->prob[i];
+    }
+    if (s->p.top_p > 0 && s->p.top_p < 1) {
+        double c = 0;
+        int keep = n;
+        for (int i = 0; i < n; i++) {
+            c += s->prob[i];
+            if (c >= s->p.top_p * sum) {
+                keep = i + 1;
+                break;
+            }
+        }
+        n = keep;
+        sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += s->prob[i];
+    }
+    double r = rng_uniform(s->rng) * sum, c = 0;
+    for (int i = 0; i < n; i++) {
+        c += s->prob[i];
+        if (r < c)
+            return s->idx[i];
+    }
+    return s->idx[n - 1];
+}

@@ -119,7 +119,8 @@ static size_t http_on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
     if (x->is_error) {
         size_t room = x->err_body.max - x->err_body.len;
         (void)buf_append(&x->err_body, ptr, n < room ? n : room);
-        return n;
+        /* enough to find the message: an endless error body stops here, as an HTTP error */
+        return n < room ? n : 0;
     }
     if (x->req->on_data) {
         pacer_err rc = x->req->on_data(x->req->ctx, ptr, n, t);

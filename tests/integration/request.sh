@@ -68,6 +68,8 @@ check "utf8-split: every byte counted once" sh -c "python3 -c 'import json,sys; 
 check "reasoning: reasoning deltas count as deliveries" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"deliveries\"]==64, s' '$TMP/reasoning.json'"
 check "usage-missing: completion tokens null, not guessed" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"completion_tokens\"] is None and s[\"stream_tok_s\"] is None, s' '$TMP/usage-missing.json'"
 
+check "openai-usage-null: usage read from the last chunk" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"completion_tokens\"]==64 and s[\"deliveries\"]==64 and s[\"finish_reason\"]==\"length\", s' '$TMP/openai-usage-null.json'"
+
 # Timing: the normal script's first text, span and rate, to within 2 ms of its own schedule.
 timing=$(sed -n 's/^# timing: //p' "$FAULT/normal.script")
 set -- $timing

@@ -1,0 +1,417 @@
+/* receipt.c - receipt fields (one table), attempt writer/reader, aggregates, validator,
+ * drafts file. The validator trusts nothing a receipt says about itself: it re-judges
+ * every attempt under its suite's rules and recomputes every aggregate. */
+#include "bench/receipt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/fileio.h"
+#include "base/json.h"
+#include "bench/rules.h"
+#include "bench/stats.h"
+#include "bench/suite.h"
+
+#define NO_FLAG SIZE_MAX
+#define F(name, kind, member, has, doc) \
+    {name, kind, offsetof(attempt_sample, member), has, sizeof(((attempt_sample *)0)->member), doc}
+#define HAS(member) offsetof(attempt_sample, member)
+
+const receipt_field receipt_attempt_fields[] = {
+    F("route", RECEIPT_KIND_ROUTE, route, NO_FLAG, "API route the request used: completions | chat"),
+    F("status", RECEIPT_KIND_STATUS, status, NO_FLAG, "ok | incomplete | failed | cancelled, under the suite's rules"),
+    F("reason", RECEIPT_KIND_STR, reason, NO_FLAG, "why the attempt is not ok; empty when ok"),
+    F("http_status", RECEIPT_KIND_I64, http_status, NO_FLAG, "HTTP status; 0 when no response arrived"),
+    F("finish_reason", RECEIPT_KIND_STR, finish_reason, NO_FLAG, "the server's finish_reason; empty when none"),
+    F("has_usage", RECEIPT_KIND_BOOL, has_usage, NO_FLAG, "a usage object was received"),
+    F("prompt_tokens", RECEIPT_KIND_I64, prompt_tokens, HAS(has_usage), "usage.prompt_tokens"),
+    F("completion_tokens", RECEIPT_KIND_I64, completion_tokens, HAS(has_usage), "usage.completion_tokens"),
+    F("first_text_ns", RECEIPT_KIND_I64, first_text_ns, HAS(has_first_text), "first non-empty delivery - request start"),
+    F("duration_ns", RECEIPT_KIND_I64, duration_ns, NO_FLAG, "end of response - request start"),
+    F("delivery_span_ns", RECEIPT_KIND_I64, delivery_span_ns, NO_FLAG, "last - first non-empty delivery"),
+    F("deliveries", RECEIPT_KIND_I64, deliveries, NO_FLAG, "SSE events with non-empty content or reasoning"),
+    F("output_bytes", RECEIPT_KIND_I64, output_bytes, NO_FLAG, "bytes of decoded output (the text is never stored)"),
+    F("stream_tok_s", RECEIPT_KIND_F64, stream_tok_s, HAS(has_stream_tok_s), "(completion_tokens - 1) / delivery span"),
+    F("server_prompt_ms", RECEIPT_KIND_F64, server_prompt_ms, HAS(has_server_prompt_ms), "server-reported prefill ms"),
+    F("server_tok_s", RECEIPT_KIND_F64, server_predicted_per_second, HAS(has_server_predicted_per_second),
+      "server-reported generation tok/s"),
+    F("token_hash", RECEIPT_KIND_STR, token_hash, NO_FLAG, "server-reported hash of the output tokens; empty when none"),
+};
+const size_t receipt_attempt_field_count = sizeof receipt_attempt_fields / sizeof receipt_attempt_fields[0];
+
+const receipt_top_field receipt_top_fields[] = {
+    {"schema_version", JSON_INTEGER, NULL},
+    {"run_id", JSON_STRING, "run"},
+    {"created_utc", JSON_STRING, "created (UTC)"},
+    {"client", JSON_OBJECT, NULL},
+    {"mode", JSON_STRING, "mode"},
+    {"suite", JSON_OBJECT, NULL},
+    {"model", JSON_OBJECT, NULL},
+    {"backend", JSON_OBJECT, NULL},
+    {"platform", JSON_OBJECT, NULL},
+    {"hardware", JSON_OBJECT, NULL},
+    {"manifest", JSON_OBJECT, NULL},
+    {"ranked", JSON_TRUE, NULL}, /* JSON_TRUE stands for "a boolean" */
+    {"unranked_reasons", JSON_ARRAY, NULL},
+    {"settings", JSON_OBJECT, NULL},
+    {"cells", JSON_ARRAY, NULL},
+    {"cancelled", JSON_TRUE, NULL},
+    {"exit_status", JSON_INTEGER, "exit status"},
+};
+const size_t receipt_top_field_count = sizeof receipt_top_fields / sizeof receipt_top_fields[0];
+
+static bool *flag_at(attempt_sample *s, size_t off) { return (bool *)((char *)s + off); }
+static const bool *cflag_at(const attempt_sample *s, size_t off) { return (const bool *)((const char *)s + off); }
+
+json_t *receipt_attempt_to_json(const attempt_sample *s, int index, bool warmup, bool has_seed, int64_t seed) {
+    json_t *o = json_object();
+    if (!o) return NULL;
+    json_object_set_new(o, "index", json_integer(index));
+    json_object_set_new(o, "warmup", json_boolean(warmup));
+    json_object_set_new(o, "seed", has_seed ? json_integer(seed) : json_null());
+    for (size_t i = 0; i < receipt_attempt_field_count; i++) {
+        const receipt_field *f = &receipt_attempt_fields[i];
+        const char *p = (const char *)s + f->offset;
+        json_t *v = NULL;
+        if (f->has_offset != NO_FLAG && !*cflag_at(s, f->has_offset)) {
+            json_object_set_new(o, f->name, json_null());
+            continue;
+        }
+        switch (f->kind) {
+        case RECEIPT_KIND_I64:
+            v = json_integer(f->size == sizeof(int) ? *(const int *)p : *(const int64_t *)p);
+            break;
+        case RECEIPT_KIND_F64: v = isfinite(*(const double *)p) ? json_real(*(const double *)p) : json_null(); break;
+        case RECEIPT_KIND_BOOL: v = json_boolean(*(const bool *)p); break;
+        case RECEIPT_KIND_STR: v = json_string(p); break;
+        case RECEIPT_KIND_ROUTE: v = json_string(attempt_route_name(*(const attempt_route *)p)); break;
+        case RECEIPT_KIND_STATUS: v = json_string(attempt_status_name(*(const attempt_status *)p)); break;
+        }
+        json_object_set_new(o, f->name, v ? v : json_null());
+    }
+    return o;
+}
+
+static bool route_parse(const char *n, attempt_route *r) {
+    for (int i = 0; i <= ATTEMPT_ROUTE_CHAT; i++)
+        if (strcmp(n, attempt_route_name((attempt_route)i)) == 0) { *r = (attempt_route)i; return true; }
+    return false;
+}
+
+static bool status_parse(const char *n, attempt_status *st) {
+    for (int i = 0; i <= ATTEMPT_CANCELLED; i++)
+        if (strcmp(n, attempt_status_name((attempt_status)i)) == 0) { *st = (attempt_status)i; return true; }
+    return false;
+}
+
+pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_n) {
+    memset(s, 0, sizeof *s);
+    if (!json_is_object(a)) { snprintf(err, err_n, "an attempt is not an object"); return PACER_ERR_FORMAT; }
+    /* has-flags first: a value that is null must have its flag false */
+    for (size_t i = 0; i < receipt_attempt_field_count; i++) {
+        const receipt_field *f = &receipt_attempt_fields[i];
+        json_t *v = json_object_get(a, f->name);
+        char *p = (char *)s + f->offset;
+        if (!v) { snprintf(err, err_n, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
+        if (json_is_null(v) && f->has_offset != NO_FLAG) continue;
+        bool ok = true;
+        switch (f->kind) {
+        case RECEIPT_KIND_I64:
+            ok = json_is_integer(v);
+            if (ok && f->size == sizeof(int)) *(int *)p = (int)json_integer_value(v);
+            else if (ok) *(int64_t *)p = json_integer_value(v);
+            break;
+        case RECEIPT_KIND_F64:
+            ok = json_is_number(v);
+            if (ok) *(double *)p = json_number_value(v);
+            break;
+        case RECEIPT_KIND_BOOL:
+            ok = json_is_boolean(v);
+            if (ok) *(bool *)p = json_is_true(v);
+            break;
+        case RECEIPT_KIND_STR:
+            ok = json_is_string(v) && json_string_length(v) < f->size;
+            if (ok) memcpy(p, json_string_value(v), json_string_length(v) + 1);
+            break;
+        case RECEIPT_KIND_ROUTE: ok = json_is_string(v) && route_parse(json_string_value(v), (attempt_route *)p); break;
+        case RECEIPT_KIND_STATUS: ok = json_is_string(v) && status_parse(json_string_value(v), (attempt_status *)p); break;
+        }
+        if (!ok) { snprintf(err, err_n, "attempt field '%s' has the wrong type or value", f->name); return PACER_ERR_FORMAT; }
+        if (f->has_offset != NO_FLAG && f->kind != RECEIPT_KIND_BOOL) *flag_at(s, f->has_offset) = true;
+    }
+    if (s->has_usage && (json_is_null(json_object_get(a, "prompt_tokens")) ||
+                         json_is_null(json_object_get(a, "completion_tokens")))) {
+        snprintf(err, err_n, "attempt has usage but null token counts");
+        return PACER_ERR_FORMAT;
+    }
+    s->has_server_timings = s->has_server_prompt_ms || s->has_server_predicted_per_second;
+    return PACER_OK;
+}
+
+/* The aggregated metrics: name and how to take it from a sample (false: absent). */
+typedef bool (*metric_get)(const attempt_sample *s, double *v);
+static bool m_stream(const attempt_sample *s, double *v) { *v = s->stream_tok_s; return s->has_stream_tok_s; }
+static bool m_first(const attempt_sample *s, double *v) { *v = (double)s->first_text_ns / 1e6; return s->has_first_text; }
+static bool m_dur(const attempt_sample *s, double *v) { *v = (double)s->duration_ns / 1e6; return true; }
+static bool m_server(const attempt_sample *s, double *v) {
+    *v = s->server_predicted_per_second;
+    return s->has_server_predicted_per_second;
+}
+static const struct { const char *name; metric_get get; } receipt_metrics[] = {
+    {"stream_tok_s", m_stream},
+    {"first_text_ms", m_first},
+    {"duration_ms", m_dur},
+    {"server_tok_s", m_server},
+};
+
+json_t *receipt_cell_aggregates(const json_t *attempts, int reps) {
+    size_t n = json_array_size(attempts);
+    attempt_sample *samples = calloc(n ? n : 1, sizeof *samples);
+    double *vals = calloc(n ? n : 1, sizeof *vals);
+    json_t *out = NULL;
+    size_t m = 0;
+    char err[128];
+    if (!samples || !vals) goto done;
+    for (size_t i = 0; i < n; i++) {
+        json_t *a = json_array_get(attempts, i);
+        if (json_is_true(json_object_get(a, "warmup"))) continue;
+        if (receipt_attempt_from_json(a, &samples[m], err, sizeof err) || samples[m].status != ATTEMPT_OK) goto done;
+        m++;
+    }
+    if ((int)m != reps || m == 0) goto done;
+    out = json_object();
+    for (size_t k = 0; k < sizeof receipt_metrics / sizeof receipt_metrics[0]; k++) {
+        bool all = true;
+        for (size_t i = 0; i < m && all; i++) all = receipt_metrics[k].get(&samples[i], &vals[i]);
+        stats_summary st;
+        if (!all || !stats_summarize(vals, m, &st)) {
+            json_object_set_new(out, receipt_metrics[k].name, json_null());
+            continue;
+        }
+        json_object_set_new(out, receipt_metrics[k].name,
+                            json_pack("{s:f,s:f,s:f,s:f,s:f,s:I}", "median", st.median, "min", st.min, "max", st.max,
+                                      "p10", st.p10, "p90", st.p90, "n", (json_int_t)m));
+    }
+done:
+    free(samples);
+    free(vals);
+    return out ? out : json_null();
+}
+
+/* Two aggregate documents agree when every number matches to 1e-9 relative. */
+static bool json_numbers_close(const json_t *a, const json_t *b) {
+    if (json_is_number(a) && json_is_number(b)) {
+        double x = json_number_value(a), y = json_number_value(b);
+        return fabs(x - y) <= 1e-9 * fmax(1.0, fmax(fabs(x), fabs(y)));
+    }
+    if (json_typeof(a) != json_typeof(b)) return false;
+    if (json_is_object(a)) {
+        if (json_object_size(a) != json_object_size(b)) return false;
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)a, k, v) {
+            json_t *w = json_object_get(b, k);
+            if (!w || !json_numbers_close(v, w)) return false;
+        }
+        return true;
+    }
+    return json_equal(a, b);
+}
+
+#define VFAIL(...) do { snprintf(err, err_n, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
+
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
+    pacer_err rc = PACER_OK;
+    suite s;
+    memset(&s, 0, sizeof s);
+    char why[ATTEMPT_REASON_MAX], lerr[200];
+    if (!json_is_object(r)) VFAIL("not a receipt: the document is not a JSON object");
+    for (size_t i = 0; i < receipt_top_field_count; i++) {
+        const receipt_top_field *f = &receipt_top_fields[i];
+        json_t *v = json_object_get(r, f->name);
+        bool ok = v && (f->type == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == f->type);
+        if (!ok) VFAIL("field check failed: '%s' is missing or has the wrong type", f->name);
+    }
+    if (json_integer_value(json_object_get(r, "schema_version")) != RECEIPT_SCHEMA_VERSION)
+        VFAIL("schema check failed: unknown schema_version");
+    json_t *js = json_object_get(r, "suite");
+    const char *sid = json_get_str(js, "id", ""), *sdig = json_get_str(js, "digest", "");
+    char want[65];
+    if (suite_builtin_digest(sid, want) != PACER_OK)
+        VFAIL("suite check failed: unknown suite '%s' (only built-in suites can be validated)", sid);
+    if (strcmp(want, sdig) != 0)
+        VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, sid, want);
+    rc = suite_load(sid, &s, lerr, sizeof lerr);
+    if (rc) VFAIL("suite check failed: %s", lerr);
+    if (json_get_int(js, "version", -1) != s.version || json_get_int(js, "rule_version", -1) != s.rule_version)
+        VFAIL("suite check failed: version or rule_version differs from %s", sid);
+    json_t *set = json_object_get(r, "settings");
+    int reps = (int)json_get_int(set, "repetitions", -1), warm = (int)json_get_int(set, "warmups", -1);
+    bool chat_only = json_get_bool(set, "chat_only", false);
+    if (reps < 1 || warm < 0) VFAIL("settings check failed: repetitions/warmups");
+    bool standard = json_is_true(json_object_get(js, "standard"));
+    if (standard && (reps != s.repetitions || warm != s.warmups))
+        VFAIL("settings check failed: a standard run must use the suite's repetitions and warm-ups");
+    if (chat_only && s.rule_version < 2) VFAIL("settings check failed: chat-only runs need rule version 2");
+
+    json_t *cells = json_object_get(r, "cells");
+    bool any_incomplete = false, any_cancel = false;
+    size_t ci;
+    json_t *c;
+    json_array_foreach(cells, ci, c) {
+        const char *wname = json_get_str(c, "workload", ""), *sname = json_get_str(c, "setting", "");
+        const suite_workload *w = NULL;
+        for (int i = 0; i < s.n_workloads; i++) if (strcmp(s.workloads[i].name, wname) == 0) w = &s.workloads[i];
+        const suite_setting *st = NULL;
+        for (int i = 0; i < s.n_settings; i++) if (strcmp(s.settings[i].name, sname) == 0) st = &s.settings[i];
+        if (!w || !st) VFAIL("cell check failed: cell %zu names no workload/setting of %s", ci, sid);
+        double temp = json_get_num(c, "temperature", -1);
+        int max_tokens = (int)json_get_int(c, "max_tokens", -1);
+        if (standard && (max_tokens != w->max_tokens || temp != st->temperature))
+            VFAIL("cell check failed: cell %zu settings differ from the suite", ci);
+        if (max_tokens < 1 || temp < 0) VFAIL("cell check failed: cell %zu max_tokens/temperature", ci);
+        attempt_route want_route = (chat_only ? ATTEMPT_ROUTE_CHAT : w->route);
+        rules_context ctx = {s.rule_version, max_tokens, temp == 0.0, s.natural_stop_min_tokens};
+        json_t *atts = json_object_get(c, "attempts");
+        if (!json_is_array(atts)) VFAIL("cell check failed: cell %zu has no attempts array", ci);
+        bool cell_ok = true;
+        int measured = 0, warmups = 0;
+        size_t ai;
+        json_t *a;
+        json_array_foreach(atts, ai, a) {
+            attempt_sample smp;
+            rc = receipt_attempt_from_json(a, &smp, lerr, sizeof lerr);
+            if (rc) VFAIL("attempt check failed: cell %zu attempt %zu: %s", ci, ai, lerr);
+            if (smp.route != want_route) VFAIL("route check failed: cell %zu attempt %zu used route %s", ci, ai,
+                                               attempt_route_name(smp.route));
+            bool is_warm = json_is_true(json_object_get(a, "warmup"));
+            is_warm ? warmups++ : measured++;
+            if (smp.has_usage && smp.has_stream_tok_s && smp.delivery_span_ns > 0) {
+                double t = (double)(smp.completion_tokens - 1) / ((double)smp.delivery_span_ns / 1e9);
+                if (fabs(t - smp.stream_tok_s) > 1e-6 * fmax(1.0, t))
+                    VFAIL("measurement check failed: cell %zu attempt %zu stream_tok_s does not follow from its "
+                          "token count and delivery span", ci, ai);
+            }
+            if (smp.status == ATTEMPT_CANCELLED) { any_cancel = true; cell_ok = false; continue; }
+            attempt_sample raw = smp;
+            raw.status = smp.status == ATTEMPT_OK || smp.status == ATTEMPT_INCOMPLETE ? ATTEMPT_OK : smp.status;
+            attempt_status judged = rules_judge(&ctx, &raw, why, sizeof why);
+            /* an attempt the client already marked incomplete may stay so (e.g. no [DONE]) */
+            bool agrees = judged == smp.status || (smp.status == ATTEMPT_INCOMPLETE && judged == ATTEMPT_OK);
+            if (!agrees)
+                VFAIL("rules check failed: cell %zu attempt %zu is '%s' but the %s rules make it '%s'", ci, ai,
+                      attempt_status_name(smp.status), sid, attempt_status_name(judged));
+            if (smp.status != ATTEMPT_OK) cell_ok = false;
+        }
+        if (measured != reps || warmups > warm) cell_ok = false;
+        if (measured > reps || warmups > warm) VFAIL("cell check failed: cell %zu has too many attempts", ci);
+        const char *cstat = json_get_str(c, "status", "");
+        if (strcmp(cstat, cell_ok ? "complete" : "incomplete") != 0)
+            VFAIL("cell check failed: cell %zu is marked '%s' but its attempts make it %s", ci, cstat,
+                  cell_ok ? "complete" : "incomplete");
+        json_t *agg = receipt_cell_aggregates(atts, reps);
+        bool same = json_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
+        json_decref(agg);
+        if (!same) VFAIL("aggregate check failed: cell %zu (%s/%s) aggregates do not match its raw samples", ci, wname, sname);
+        if (!cell_ok) any_incomplete = true;
+    }
+    if (!any_cancel && json_array_size(cells) != (size_t)(s.n_workloads * s.n_settings))
+        VFAIL("cell check failed: %zu cells, the suite has %d", json_array_size(cells), s.n_workloads * s.n_settings);
+    bool cancelled = json_is_true(json_object_get(r, "cancelled"));
+    int want_exit = cancelled ? 130 : any_incomplete ? 2 : 0;
+    if (cancelled != any_cancel && !(cancelled && !any_cancel))
+        VFAIL("exit check failed: a cancelled attempt in a run not marked cancelled");
+    if (json_integer_value(json_object_get(r, "exit_status")) != want_exit)
+        VFAIL("exit check failed: exit_status should be %d", want_exit);
+    bool ranked = json_is_true(json_object_get(r, "ranked"));
+    if (ranked && (!standard || any_incomplete || cancelled ||
+                   strcmp(json_get_str(json_object_get(r, "hardware"), "source", "unknown"), "unknown") == 0))
+        VFAIL("rank check failed: a ranked receipt must be standard, complete and have known hardware");
+out:
+    suite_free(&s);
+    return rc;
+}
+
+pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_n) {
+    json_error_t je;
+    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!*out) {
+        snprintf(err, err_n, "not valid JSON: %s (line %d)", je.text, je.line);
+        return PACER_ERR_PARSE;
+    }
+    return PACER_OK;
+}
+
+pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n) {
+    buf b;
+    buf_init(&b, RECEIPT_FILE_MAX);
+    *out = NULL;
+    pacer_err rc = file_read_all(path, &b);
+    if (rc) snprintf(err, err_n, "cannot read the receipt: %s", pacer_strerror(rc));
+    else rc = receipt_parse(b.data, b.len, out, err, err_n);
+    buf_free(&b);
+    return rc;
+}
+
+pacer_err receipt_write(const char *path, const json_t *doc) {
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    if (!text) return PACER_ERR_NOMEM;
+    size_t n = strlen(text);
+    char *withnl = realloc(text, n + 2);
+    if (!withnl) { free(text); return PACER_ERR_NOMEM; }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    pacer_err rc = file_write_atomic(path, withnl, n + 1, 0600);
+    free(withnl);
+    return rc;
+}
+
+bool receipt_add_i64(int64_t *sum, int64_t v) {
+    int64_t r;
+    if (__builtin_add_overflow(*sum, v, &r)) return false;
+    *sum = r;
+    return true;
+}
+
+json_t *receipt_drafts_new(const char *run_id, bool drafter_passed) {
+    return json_pack("{s:i,s:s,s:b,s:[],s:n,s:[]}", "schema_version", RECEIPT_SCHEMA_VERSION, "run_id", run_id,
+                     "drafter_passed", drafter_passed, "attempts", "totals", "notes");
+}
+
+static json_t *opt_int(bool has, int64_t v) { return has ? json_integer(v) : json_null(); }
+
+pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s) {
+    json_t *a = json_pack("{s:i,s:i,s:b,s:o,s:o,s:o}", "cell", cell, "index", index, "warmup", warmup,
+                          "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
+                          "draft_proposed", opt_int(s->has_draft_n, s->draft_n),
+                          "draft_accepted", opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
+    if (!a) return PACER_ERR_NOMEM;
+    return json_array_append_new(json_object_get(drafts, "attempts"), a) ? PACER_ERR_NOMEM : PACER_OK;
+}
+
+pacer_err receipt_drafts_finish(json_t *drafts) {
+    static const char *const keys[] = {"verify_rounds", "draft_proposed", "draft_accepted"};
+    json_t *totals = json_object(), *notes = json_object_get(drafts, "notes");
+    if (!totals) return PACER_ERR_NOMEM;
+    for (size_t k = 0; k < 3; k++) {
+        int64_t sum = 0;
+        bool any = false, overflow = false;
+        size_t i;
+        json_t *a;
+        json_array_foreach(json_object_get(drafts, "attempts"), i, a) {
+            json_t *v = json_object_get(a, keys[k]);
+            if (!json_is_integer(v)) continue;
+            any = true;
+            if (!receipt_add_i64(&sum, json_integer_value(v))) overflow = true;
+        }
+        json_object_set_new(totals, keys[k], any && !overflow ? json_integer(sum) : json_null());
+        if (overflow) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "total %s is null: the sum passes 64 bits", keys[k]);
+            json_array_append_new(notes, json_string(msg));
+        }
+    }
+    json_object_set_new(drafts, "totals", totals);
+    return PACER_OK;
+}

@@ -1,0 +1,86 @@
+/* receipt.h - the receipt: a run's public facts and every attempt, as JSON (format in
+ * docs/receipt.md), and the drafts file beside it. Every attempt field is defined once, in
+ * receipt_attempt_fields[]; the writer, reader, validator and inspector all walk it. */
+#ifndef PACER_RECEIPT_H
+#define PACER_RECEIPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "bench/attempt.h"
+
+#define RECEIPT_SCHEMA_VERSION 1
+#define RECEIPT_FILE_MAX (64u << 20)
+
+typedef enum receipt_kind {
+    RECEIPT_KIND_I64,    /* int64_t; null when its has-flag is false */
+    RECEIPT_KIND_F64,    /* double; null when its has-flag is false */
+    RECEIPT_KIND_BOOL,   /* bool */
+    RECEIPT_KIND_STR,    /* char array of `size` bytes; "" stays "" */
+    RECEIPT_KIND_ROUTE,  /* attempt_route by name */
+    RECEIPT_KIND_STATUS, /* attempt_status by name */
+} receipt_kind;
+
+/* One field of an attempt: its JSON name, kind, place in attempt_sample and the offset of
+ * its has-flag (SIZE_MAX when always present). */
+typedef struct receipt_field {
+    const char *name;
+    receipt_kind kind;
+    size_t offset;
+    size_t has_offset;
+    size_t size;
+    const char *doc;
+} receipt_field;
+
+extern const receipt_field receipt_attempt_fields[];
+extern const size_t receipt_attempt_field_count;
+
+/* A top-level key: its name, the JSON type it must have, and a label for the inspector
+ * (NULL: not shown in the header). */
+typedef struct receipt_top_field {
+    const char *name;
+    json_type type;
+    const char *label;
+} receipt_top_field;
+
+extern const receipt_top_field receipt_top_fields[];
+extern const size_t receipt_top_field_count;
+
+/* Sample -> attempt object (new reference), with the attempt's place in its cell. */
+json_t *receipt_attempt_to_json(const attempt_sample *s, int index, bool warmup, bool has_seed, int64_t seed);
+/* Attempt object -> sample. Checks the type of every field; `err` names the first bad one. */
+pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_n);
+
+/* Aggregates of one cell from its attempt objects (new reference): an object of metric ->
+ * {median,min,max,p10,p90,n} when exactly `reps` measured attempts exist and all are ok,
+ * otherwise JSON null. A metric absent from any sample is null. */
+json_t *receipt_cell_aggregates(const json_t *attempts, int reps);
+
+/* Validates a receipt document against the rules of its own suite version: shape, suite
+ * digest (must be a built-in one, matching its id), every attempt re-judged, aggregates
+ * recomputed, cell statuses and exit status. On failure `err` says which check failed. */
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_n);
+
+/* Parses receipt text (does no I/O). New reference in *out. */
+pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_n);
+/* Reads a receipt file (capped at RECEIPT_FILE_MAX) and parses it. */
+pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n);
+/* Writes `doc` in indented form to `path` atomically with mode 0600. */
+pacer_err receipt_write(const char *path, const json_t *doc);
+
+/* The drafts file: per attempt the server-reported verify rounds, proposed and accepted
+ * draft tokens, and totals (null when a sum would pass 64 bits). */
+json_t *receipt_drafts_new(const char *run_id, bool drafter_passed);
+/* Appends one attempt (cell index, attempt index, warm-up flag) from `s`. */
+pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s);
+/* Computes the totals object from the attempts appended so far. */
+pacer_err receipt_drafts_finish(json_t *drafts);
+
+/* Checked 64-bit addition: false (and *sum untouched) on overflow. */
+bool receipt_add_i64(int64_t *sum, int64_t v);
+
+#endif

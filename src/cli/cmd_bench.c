@@ -1,9 +1,256 @@
-/* cmd_bench.c - 'pacer bench'. */
+/* cmd_bench.c - 'pacer bench': attached runs (--server URL), 'bench suites' and
+ * 'bench inspect'. Signals: the first SIGINT cancels the attempt in flight and saves the
+ * receipt (exit 130); SIGTERM and SIGHUP cancel and save nothing (143, 129). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/sha256.h"
+#include "bench/inspect.h"
+#include "bench/manifest.h"
+#include "bench/receipt.h"
+#include "bench/runner.h"
+#include "bench/suite.h"
 #include "cli/cli.h"
 
+static volatile sig_atomic_t bench_cancel = 0;
+static volatile sig_atomic_t bench_signal = 0;
+
+static void bench_on_signal(int sig) {
+    if (sig == SIGINT) signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process at once */
+    if (bench_signal == 0 || sig != SIGINT) bench_signal = sig;
+    bench_cancel = 1;
+}
+
+static void bench_signals_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = bench_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static int bench_suites(void) {
+    for (int i = 0; suite_builtin_ids[i]; i++) {
+        suite s;
+        char err[256];
+        if (suite_load(suite_builtin_ids[i], &s, err, sizeof err)) {
+            cli_error("%s", err);
+            return 1;
+        }
+        printf("%s (version %d)\n  digest       %s\n", s.id, s.version, s.digest);
+        printf("  repetitions  %d measured after %d warm-up per cell\n", s.repetitions, s.warmups);
+        printf("  thinking     %s; prompt cache %s\n", s.thinking_disabled ? "disabled" : "default",
+               s.prompt_cache_disabled ? "disabled" : "default");
+        if (s.rule_version == 1)
+            printf("  rule         v1: every reply must deliver its full token budget\n");
+        else
+            printf("  rule         v2: greedy replies need the full budget; a sampled reply may stop naturally after "
+                   ">= %d tokens; chat-only servers get the code prompt as one user message\n",
+                   s.natural_stop_min_tokens);
+        for (int w = 0; w < s.n_workloads; w++) {
+            char hex[65];
+            sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex);
+            printf("  workload     %-6s route %-11s %d tokens; prompt %zu bytes, sha256 %s\n", s.workloads[w].name,
+                   attempt_route_name(s.workloads[w].route), s.workloads[w].max_tokens, strlen(s.workloads[w].prompt), hex);
+        }
+        for (int k = 0; k < s.n_settings; k++) {
+            const suite_setting *st = &s.settings[k];
+            if (st->temperature == 0) printf("  setting      %-8s temperature 0\n", st->name);
+            else
+                printf("  setting      %-8s temperature %g, top-k %d, top-p %g, seed %lld + repetition\n", st->name,
+                       st->temperature, st->top_k, st->top_p, (long long)st->seed_base);
+        }
+        printf("\n");
+        suite_free(&s);
+    }
+    return 0;
+}
+
+static int bench_inspect(int argc, char **argv) {
+    bool as_json = false;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) as_json = true;
+        else if (!path && argv[i][0] != '-') path = argv[i];
+        else { cli_error("bench inspect: unexpected argument '%s'", argv[i]); return 1; }
+    }
+    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--json]"); return 1; }
+    json_t *r = NULL, *d = NULL;
+    char err[512];
+    int status = 1;
+    if (receipt_read(path, &r, err, sizeof err)) { cli_error("%s: %s", path, err); goto out; }
+    if (receipt_validate(r, err, sizeof err)) { cli_error("%s: refused: %s", path, err); goto out; }
+    if (as_json) {
+        char *t = json_dumps(r, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+        if (t) puts(t);
+        free(t);
+        status = 0;
+        goto out;
+    }
+    char dpath[4096];
+    size_t n = strlen(path);
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0) snprintf(dpath, sizeof dpath, "%.*s.drafts.json", (int)(n - 5), path);
+    else snprintf(dpath, sizeof dpath, "%s.drafts.json", path);
+    if (receipt_read(dpath, &d, err, sizeof err) || !json_is_object(d) ||
+        strcmp(json_get_str(d, "run_id", ""), json_get_str(r, "run_id", "-")) != 0) {
+        json_decref(d);
+        d = NULL;
+    }
+    buf b;
+    buf_init(&b, 1u << 24);
+    if (inspect_render(r, d, &b) == PACER_OK) {
+        fputs(b.data ? b.data : "", stdout);
+        status = 0;
+    }
+    buf_free(&b);
+out:
+    json_decref(r);
+    json_decref(d);
+    return status;
+}
+
+static void bench_progress(void *ctx, int cell, int n_cells, const char *workload, const char *setting, int index,
+                           int reps, bool warmup, const attempt_sample *s) {
+    (void)ctx;
+    char rate[32] = "-";
+    if (s->has_stream_tok_s) snprintf(rate, sizeof rate, "%.1f tok/s", s->stream_tok_s);
+    fprintf(stderr, "\r\033[K[%d/%d %s/%s] %s %d/%d  %s  %s", cell + 1, n_cells, workload, setting,
+            warmup ? "warm-up" : "rep", index, warmup ? 1 : reps, rate, attempt_status_name(s->status));
+    fflush(stderr);
+}
+
+static int parse_temps(const char *list, runner_options *o) {
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        double v = strtod(t, &end);
+        if (*end || v < 0 || v > 2 || o->n_temps >= RUNNER_MAX_TEMPS) return -1;
+        o->temps[o->n_temps++] = v;
+    }
+    return o->n_temps > 0 ? 0 : -1;
+}
+
+static int parse_count(const char *s, int lo, int hi) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return (*end || errno || v < lo || v > hi) ? -1 : (int)v;
+}
+
+static const char bench_usage[] =
+    "usage: pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
+    "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"
+    "                   [--output FILE]\n"
+    "       pacer bench suites\n"
+    "       pacer bench inspect RECEIPT [--json]\n";
+
 int cmd_bench(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    cli_error("'bench' is not available in this build yet");
-    return 1;
+    if (argc >= 2 && strcmp(argv[1], "suites") == 0) return bench_suites();
+    if (argc >= 2 && strcmp(argv[1], "inspect") == 0) return bench_inspect(argc - 1, argv + 1);
+    static const struct option opts[] = {
+        {"server", required_argument, 0, 's'}, {"model-id", required_argument, 0, 'm'},
+        {"suite", required_argument, 0, 'S'},  {"reps", required_argument, 0, 'r'},
+        {"tokens", required_argument, 0, 't'}, {"temperatures", required_argument, 0, 'T'},
+        {"chat-only", no_argument, 0, 'c'},    {"backend", required_argument, 0, 'b'},
+        {"output", required_argument, 0, 'o'}, {"idle-timeout-ms", required_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
+    const char *suite_name = "community-v2", *output = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': o.server_url = optarg; break;
+        case 'm': o.served_model = optarg; break;
+        case 'S': suite_name = optarg; break;
+        case 'r': if ((o.reps = parse_count(optarg, 1, 1000)) < 0) { cli_error("--reps: expected 1..1000"); return 1; } break;
+        case 't': if ((o.tokens = parse_count(optarg, 1, 65536)) < 0) { cli_error("--tokens: expected 1..65536"); return 1; } break;
+        case 'T': if (parse_temps(optarg, &o)) { cli_error("--temperatures: expected a list like 0,0.7"); return 1; } break;
+        case 'c': o.chat_only = true; break;
+        case 'b': o.backend = optarg; break;
+        case 'o': output = optarg; break;
+        case 'i': if ((o.idle_timeout_ms = parse_count(optarg, 1, 3600000)) < 0) { cli_error("--idle-timeout-ms"); return 1; } break;
+        case 'h': fputs(bench_usage, stdout); return 0;
+        default: fputs(bench_usage, stderr); return 1;
+        }
+    }
+    if (optind < argc) o.public_id = argv[optind++];
+    if (optind < argc) { cli_error("unexpected argument '%s'", argv[optind]); return 1; }
+    if (!o.server_url) {
+        cli_error("managed runs (starting an engine) are not available in this build yet; use --server URL");
+        return 1;
+    }
+    if (!o.public_id || !o.served_model) {
+        cli_error("an attached run needs the public checkpoint id and --model-id\n%s", bench_usage);
+        return 1;
+    }
+    if (o.backend && strcmp(o.backend, "auto") == 0) o.backend = NULL;
+
+    suite s;
+    char err[512];
+    if (suite_load(suite_name, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
+    bench_signals_install();
+    manifest m;
+    manifest_fetch(o.server_url, &bench_cancel, &m);
+    o.manifest = &m;
+    o.suite = &s;
+    o.cancel_flag = &bench_cancel;
+    if (isatty(STDERR_FILENO)) o.progress = bench_progress;
+
+    int status = 1;
+    runner_result res = {0};
+    char path[4400], dpath[4500];
+    if (runner_run(&o, &res, err, sizeof err)) { cli_error("%s", err); goto out; }
+    if (o.progress) fputs("\r\033[K", stderr);
+    if (bench_signal == SIGTERM || bench_signal == SIGHUP) {
+        status = 128 + bench_signal;
+        fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
+        goto out;
+    }
+    const char *run_id = json_get_str(res.receipt, "run_id", "run");
+    if (output) {
+        snprintf(path, sizeof path, "%s", output);
+    } else {
+        const char *home = path_home();
+        if (!home) { cli_error("no home directory: pass --output FILE"); goto out; }
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home);
+        if (dir_create_all(dir, 0700)) { cli_error("cannot create the receipts directory under ~/.pacer"); goto out; }
+        snprintf(path, sizeof path, "%s/%s.json", dir, run_id);
+    }
+    size_t n = strlen(path);
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0) snprintf(dpath, sizeof dpath, "%.*s.drafts.json", (int)(n - 5), path);
+    else snprintf(dpath, sizeof dpath, "%s.drafts.json", path);
+    pacer_err rc = receipt_write(path, res.receipt);
+    if (!rc) rc = receipt_write(dpath, res.drafts);
+    if (rc) { cli_error("cannot write the receipt: %s", pacer_strerror(rc)); goto out; }
+    buf b;
+    buf_init(&b, 1u << 20);
+    inspect_render_table(res.receipt, &b);
+    fputs(b.data ? b.data : "", stdout);
+    buf_free(&b);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(res.receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
+    printf("receipt: %s\n", path);
+    status = res.exit_status;
+    if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
+out:
+    json_decref(res.receipt);
+    json_decref(res.drafts);
+    manifest_free(&m);
+    suite_free(&s);
+    return status;
 }

@@ -1,0 +1,101 @@
+/* inspect.c - renders a receipt for people. Header labels come from receipt_top_fields;
+ * attempt reasons from the attempt field table's "reason" and "status" fields. */
+#include "bench/inspect.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "bench/receipt.h"
+
+static const char *agg_median(const json_t *cell, const char *metric, char *tmp, size_t n) {
+    json_t *m = json_object_get(json_object_get(cell, "aggregates"), metric);
+    if (!json_is_object(m)) return "-";
+    snprintf(tmp, n, "%.1f", json_get_num(m, "median", 0));
+    return tmp;
+}
+
+pacer_err inspect_render_table(const json_t *r, buf *out) {
+    pacer_err rc = buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", "workload", "setting", "route",
+                               "tok/s", "first ms", "duration ms", "server", "status");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r, "cells"), i, c) {
+        char a[32], b[32], d[32], e[32];
+        rc = rc ? rc : buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", json_get_str(c, "workload", "?"),
+                                   json_get_str(c, "setting", "?"), json_get_str(c, "route", "?"),
+                                   agg_median(c, "stream_tok_s", a, sizeof a), agg_median(c, "first_text_ms", b, sizeof b),
+                                   agg_median(c, "duration_ms", d, sizeof d), agg_median(c, "server_tok_s", e, sizeof e),
+                                   json_get_str(c, "status", "?"));
+    }
+    return rc;
+}
+
+pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
+    pacer_err rc = PACER_OK;
+    json_t *s = json_object_get(r, "suite"), *m = json_object_get(r, "model"), *hw = json_object_get(r, "hardware");
+    for (size_t i = 0; i < receipt_top_field_count && !rc; i++) {
+        const receipt_top_field *f = &receipt_top_fields[i];
+        json_t *v = json_object_get(r, f->name);
+        if (!f->label) continue;
+        if (json_is_string(v)) rc = buf_appendf(out, "%-14s %s\n", f->label, json_string_value(v));
+        else if (json_is_integer(v)) rc = buf_appendf(out, "%-14s %lld\n", f->label, (long long)json_integer_value(v));
+    }
+    rc = rc ? rc : buf_appendf(out, "%-14s %s (v%lld rules, %s)\n%-14s %s\n", "suite", json_get_str(s, "id", "?"),
+                               (long long)json_get_int(s, "rule_version", 0),
+                               json_is_true(json_object_get(s, "standard")) ? "standard" : "non-standard", "digest",
+                               json_get_str(s, "digest", "?"));
+    rc = rc ? rc : buf_appendf(out, "%-14s %s (served as %s, revision %s)\n", "model", json_get_str(m, "id", "?"),
+                               json_get_str(m, "served_model_id", "-"), json_get_str(m, "revision", "unknown"));
+    rc = rc ? rc : buf_appendf(out, "%-14s %s (%s)\n%-14s %s (%s)\n", "backend",
+                               json_get_str(json_object_get(r, "backend"), "name", "?"),
+                               json_get_str(json_object_get(r, "backend"), "source", "?"), "platform",
+                               json_get_str(json_object_get(r, "platform"), "name", "?"),
+                               json_get_str(json_object_get(r, "platform"), "source", "?"));
+    rc = rc ? rc : buf_appendf(out, "%-14s source %s", "hardware", json_get_str(hw, "source", "unknown"));
+    json_t *cpu = json_object_get(hw, "cpu");
+    if (!rc && json_is_object(cpu)) rc = buf_appendf(out, ", %s", json_get_str(cpu, "model", "?"));
+    size_t gi;
+    json_t *g;
+    json_array_foreach(json_object_get(hw, "gpus"), gi, g) if (!rc) rc = buf_appendf(out, ", %s", json_get_str(g, "name", "?"));
+    rc = rc ? rc : buf_append_str(out, "\n\n");
+    rc = rc ? rc : inspect_render_table(r, out);
+
+    bool header = false;
+    size_t i;
+    json_t *v;
+    if (!json_is_true(json_object_get(r, "ranked"))) {
+        rc = rc ? rc : buf_append_str(out, "\nwarnings:\n");
+        header = true;
+        json_array_foreach(json_object_get(r, "unranked_reasons"), i, v)
+            rc = rc ? rc : buf_appendf(out, "  unranked: %s\n", json_string_value(v));
+    }
+    json_t *c;
+    json_array_foreach(json_object_get(r, "cells"), i, c) {
+        size_t k;
+        json_t *a;
+        json_array_foreach(json_object_get(c, "attempts"), k, a) {
+            const char *st = json_get_str(a, "status", "?");
+            if (strcmp(st, "ok") == 0) continue;
+            if (!header) { rc = rc ? rc : buf_append_str(out, "\nwarnings:\n"); header = true; }
+            rc = rc ? rc : buf_appendf(out, "  %s/%s %s %lld: %s: %s\n", json_get_str(c, "workload", "?"),
+                                       json_get_str(c, "setting", "?"),
+                                       json_is_true(json_object_get(a, "warmup")) ? "warm-up" : "repetition",
+                                       (long long)json_get_int(a, "index", 0), st, json_get_str(a, "reason", ""));
+        }
+    }
+    if (drafts) {
+        json_t *t = json_object_get(drafts, "totals");
+        rc = rc ? rc : buf_appendf(out, "\ndrafts: drafter %s", json_is_true(json_object_get(drafts, "drafter_passed")) ? "passed" : "not passed");
+        static const char *const keys[] = {"verify_rounds", "draft_proposed", "draft_accepted"};
+        for (int k = 0; k < 3; k++) {
+            json_t *x = json_object_get(t, keys[k]);
+            if (json_is_integer(x)) rc = rc ? rc : buf_appendf(out, ", %s %lld", keys[k], (long long)json_integer_value(x));
+            else rc = rc ? rc : buf_appendf(out, ", %s n/a", keys[k]);
+        }
+        rc = rc ? rc : buf_append_str(out, "\n");
+        json_array_foreach(json_object_get(drafts, "notes"), i, v)
+            rc = rc ? rc : buf_appendf(out, "  note: %s\n", json_string_value(v));
+    }
+    return rc;
+}

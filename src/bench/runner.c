@@ -1,0 +1,203 @@
+/* runner.c - cells x repetitions in a fixed order, each attempt judged by the suite's
+ * rules, the receipt assembled from raw samples (aggregates computed from the stored
+ * attempts, as the validator recomputes them). */
+#include "bench/runner.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "bench/receipt.h"
+#include "bench/rules.h"
+
+void runner_run_id(char out[40]) {
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (uint32_t)clock_now_ns();
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char ts[20];
+    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(out, 40, "%s-%08x", ts, r);
+}
+
+/* One cell as run: the workload, and a setting possibly overridden by --temperatures. */
+typedef struct runner_cell {
+    const suite_workload *w;
+    suite_setting st;
+} runner_cell;
+
+static int runner_cells(const runner_options *o, runner_cell *cells, int max) {
+    const suite *s = o->suite;
+    int n = 0;
+    for (int wi = 0; wi < s->n_workloads; wi++) {
+        if (o->n_temps == 0) {
+            for (int si = 0; si < s->n_settings && n < max; si++) cells[n++] = (runner_cell){&s->workloads[wi], s->settings[si]};
+            continue;
+        }
+        for (int ti = 0; ti < o->n_temps && n < max; ti++) {
+            /* a custom temperature takes the suite's greedy or sampled setting as its base */
+            const suite_setting *base = &s->settings[0];
+            for (int si = 0; si < s->n_settings; si++)
+                if ((s->settings[si].temperature == 0) == (o->temps[ti] == 0)) { base = &s->settings[si]; break; }
+            runner_cell c = {&s->workloads[wi], *base};
+            c.st.temperature = o->temps[ti];
+            cells[n++] = c;
+        }
+    }
+    return n;
+}
+
+static json_t *str_or_unknown(const char *s) { return json_string(s && *s ? s : "unknown"); }
+
+static json_t *runner_header(const runner_options *o, const char *run_id, bool standard, int reps, int warmups,
+                             int tokens, json_t *unranked) {
+    const suite *s = o->suite;
+    const manifest *m = o->manifest && o->manifest->accepted ? o->manifest : NULL;
+    char utc[21];
+    clock_utc_iso8601(utc);
+    json_t *r = json_object();
+    json_object_set_new(r, "schema_version", json_integer(RECEIPT_SCHEMA_VERSION));
+    json_object_set_new(r, "run_id", json_string(run_id));
+    json_object_set_new(r, "created_utc", json_string(utc));
+    json_object_set_new(r, "client", json_pack("{s:s,s:s}", "name", "pacer", "version", o->client_version ? o->client_version : "unknown"));
+    json_object_set_new(r, "mode", json_string(o->mode));
+    json_object_set_new(r, "engine", o->engine ? json_string(o->engine) : json_null());
+    json_object_set_new(r, "suite", json_pack("{s:s,s:i,s:i,s:s,s:b}", "id", s->id, "version", s->version,
+                                              "rule_version", s->rule_version, "digest", s->digest, "standard", standard));
+    json_object_set_new(r, "model", json_pack("{s:o,s:o,s:s,s:s,s:o}", "id", str_or_unknown(o->public_id),
+                                              "served_model_id", o->served_model ? json_string(o->served_model) : json_null(),
+                                              "revision", m ? m->revision : "unknown", "revision_source",
+                                              m ? "attested" : "unknown", "checkpoint_hashes",
+                                              m ? json_deep_copy(m->checkpoint_hashes) : json_array()));
+    bool backend_attested = m && o->backend && strcmp(o->backend, m->backend) == 0;
+    if (m && !o->backend) backend_attested = true;
+    json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name",
+                                                str_or_unknown(backend_attested && !o->backend ? m->backend : o->backend),
+                                                "source", backend_attested ? "attested" : o->backend ? "declared" : "unknown"));
+    if (m && o->backend && !backend_attested)
+        json_array_append_new(unranked, json_string("declared backend differs from the manifest's"));
+    json_object_set_new(r, "platform", json_pack("{s:o,s:s}", "name", str_or_unknown(m ? m->platform : o->platform),
+                                                 "source", m ? "attested" : o->platform ? "declared" : "unknown"));
+    json_t *hw = NULL;
+    if (m) hw = json_deep_copy(m->hardware);
+    else if (o->hardware) hw = json_deep_copy(o->hardware);
+    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
+    json_object_set_new(r, "hardware", hw);
+    json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o}", "status",
+                                                 !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
+                                                 o->manifest ? o->manifest->reason : "",
+                                                 "rank_count", m ? json_integer(m->rank_count) : json_null()));
+    if (!m) json_array_append_new(unranked, json_string(o->manifest ? "no accepted manifest: hardware and revision unknown"
+                                                                      : "hardware and revision unknown"));
+    if (m && m->rank_count > 2) json_array_append_new(unranked, json_string("rank count above 2"));
+    if (!standard) json_array_append_new(unranked, json_string("non-standard run (custom --reps/--tokens/--temperatures)"));
+    json_t *temps = json_array();
+    json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b}", "repetitions", reps, "warmups",
+                                                 warmups, "max_tokens", tokens, "temperatures", temps, "chat_only",
+                                                 o->chat_only, "thinking_disabled", s->thinking_disabled,
+                                                 "prompt_cache_disabled", s->prompt_cache_disabled, "drafter_passed",
+                                                 o->drafter_passed));
+    return r;
+}
+
+pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n) {
+    memset(out, 0, sizeof *out);
+    const suite *s = o->suite;
+    if (!s || !o->server_url || !o->mode) { snprintf(err, err_n, "runner: missing suite, URL or mode"); return PACER_ERR_ARG; }
+    if (o->chat_only && s->rule_version < 2) {
+        snprintf(err, err_n, "--chat-only needs a suite with rule version 2 (%s has %d)", s->id, s->rule_version);
+        return PACER_ERR_ARG;
+    }
+    int reps = o->reps > 0 ? o->reps : s->repetitions;
+    int warmups = o->warmups > 0 ? o->warmups : s->warmups;
+    bool standard = s->builtin && (o->reps == 0 || o->reps == s->repetitions) && o->tokens == 0 && o->n_temps == 0 &&
+                    (o->warmups == 0 || o->warmups == s->warmups);
+    runner_cell cells[SUITE_MAX_WORKLOADS * SUITE_MAX_SETTINGS];
+    int n_cells = runner_cells(o, cells, (int)(sizeof cells / sizeof cells[0]));
+    char run_id[40];
+    runner_run_id(run_id);
+    json_t *unranked = json_array();
+    json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens, unranked);
+    json_t *temps = json_object_get(json_object_get(r, "settings"), "temperatures");
+    for (int i = 0; i < (o->n_temps ? o->n_temps : s->n_settings); i++)
+        json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
+    json_t *jcells = json_array();
+    json_t *drafts = receipt_drafts_new(run_id, o->drafter_passed);
+    bool cancelled = false, any_incomplete = false;
+    for (int ci = 0; ci < n_cells && !cancelled; ci++) {
+        const runner_cell *c = &cells[ci];
+        int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
+        attempt_route route = o->chat_only ? ATTEMPT_ROUTE_CHAT : c->w->route;
+        rules_context ctx = {s->rule_version, max_tokens, c->st.temperature == 0.0, s->natural_stop_min_tokens};
+        json_t *atts = json_array(), *reasons = json_array();
+        bool cell_ok = true;
+        for (int k = 0; k < warmups + reps && !cancelled; k++) {
+            bool warm = k < warmups;
+            int index = warm ? k : k - warmups + 1;
+            if (o->cancel_flag && *o->cancel_flag) { cancelled = true; break; }
+            bool has_seed = c->st.temperature > 0;
+            int64_t seed = c->st.seed_base + (warm ? 0 : index);
+            attempt_request req = {.server_url = o->server_url, .model_id = o->served_model, .route = route,
+                                   .prompt = c->w->prompt, .max_tokens = max_tokens, .temperature = c->st.temperature,
+                                   .top_k = c->st.temperature > 0 ? c->st.top_k : 0,
+                                   .top_p = c->st.temperature > 0 ? c->st.top_p : 0, .has_seed = has_seed, .seed = seed,
+                                   .disable_thinking = s->thinking_disabled,
+                                   .disable_prompt_cache = s->prompt_cache_disabled, .api_key = o->api_key,
+                                   .idle_timeout_ms = o->idle_timeout_ms, .cancel_flag = o->cancel_flag};
+            attempt_sample smp;
+            pacer_err rc = attempt_run(&req, &smp);
+            if (rc) {
+                snprintf(err, err_n, "attempt could not be run: %s", pacer_strerror(rc));
+                json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
+                json_decref(unranked);
+                return rc;
+            }
+            char why[ATTEMPT_REASON_MAX];
+            smp.status = rules_judge(&ctx, &smp, why, sizeof why);
+            snprintf(smp.reason, sizeof smp.reason, "%s", why);
+            if (smp.status == ATTEMPT_CANCELLED) cancelled = true;
+            bool counts = !(warm && smp.status == ATTEMPT_OK);
+            if (smp.status != ATTEMPT_OK && counts) {
+                cell_ok = false;
+                char line[ATTEMPT_REASON_MAX + 48];
+                snprintf(line, sizeof line, "%s %d: %s", warm ? "warm-up" : "repetition", index, smp.reason);
+                json_array_append_new(reasons, json_string(line));
+            }
+            json_array_append_new(atts, receipt_attempt_to_json(&smp, index, warm, has_seed, seed));
+            receipt_drafts_add(drafts, ci, index, warm, &smp);
+            if (o->progress) o->progress(o->progress_ctx, ci, n_cells, c->w->name, c->st.name, index, reps, warm, &smp);
+        }
+        int measured = 0;
+        size_t ai;
+        json_t *a;
+        json_array_foreach(atts, ai, a) if (!json_is_true(json_object_get(a, "warmup"))) measured++;
+        if (measured != reps) {
+            cell_ok = false;
+            if (cancelled) json_array_append_new(reasons, json_string("run cancelled before the cell finished"));
+        }
+        if (cancelled && json_array_size(atts) == 0) { json_decref(atts); json_decref(reasons); break; }
+        if (!cell_ok) any_incomplete = true;
+        json_t *jc = json_pack("{s:s,s:s,s:s,s:f,s:i,s:f,s:i,s:s,s:o,s:o}", "workload", c->w->name, "setting",
+                               c->st.name, "route", attempt_route_name(route), "temperature", c->st.temperature,
+                               "top_k", c->st.top_k, "top_p", c->st.top_p, "max_tokens", max_tokens, "status",
+                               cell_ok ? "complete" : "incomplete", "reasons", reasons, "attempts", atts);
+        json_object_set_new(jc, "aggregates", receipt_cell_aggregates(atts, reps));
+        json_array_append_new(jcells, jc);
+    }
+    if (cancelled) json_array_append_new(unranked, json_string("run cancelled"));
+    if (any_incomplete) json_array_append_new(unranked, json_string("incomplete cells"));
+    json_object_set_new(r, "cells", jcells);
+    json_object_set_new(r, "cancelled", json_boolean(cancelled));
+    out->exit_status = cancelled ? 130 : any_incomplete ? 2 : 0;
+    json_object_set_new(r, "exit_status", json_integer(out->exit_status));
+    json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
+    json_object_set_new(r, "unranked_reasons", unranked);
+    receipt_drafts_finish(drafts);
+    out->receipt = r;
+    out->drafts = drafts;
+    out->cancelled = cancelled;
+    return PACER_OK;
+}

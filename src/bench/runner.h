@@ -1,0 +1,62 @@
+/* runner.h - runs a suite against an OpenAI-compatible server at a base URL and builds
+ * the receipt and drafts documents. The same runner serves attached runs and (later)
+ * managed ones: the caller passes the URL, the mode and what it knows of the hardware. */
+#ifndef PACER_RUNNER_H
+#define PACER_RUNNER_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "bench/attempt.h"
+#include "bench/manifest.h"
+#include "bench/suite.h"
+
+#define RUNNER_MAX_TEMPS 8
+
+/* Called after every attempt (warm-ups included) for progress output. */
+typedef void (*runner_progress_fn)(void *ctx, int cell, int n_cells, const char *workload, const char *setting,
+                                   int index, int reps, bool warmup, const attempt_sample *s);
+
+typedef struct runner_options {
+    const suite *suite;
+    const char *server_url;     /* base URL of the server */
+    const char *served_model;   /* "model" field sent; NULL: none */
+    const char *public_id;      /* the public checkpoint id the receipt names */
+    const char *mode;           /* "attached" | "managed" */
+    const char *engine;         /* engine name for managed runs; NULL when attached */
+    const char *backend;        /* declared backend; NULL: "unknown" */
+    const char *platform;       /* declared platform; NULL: "unknown" */
+    const json_t *hardware;     /* borrowed: hardware object with "source" (e.g. a probe); NULL: unknown */
+    const manifest *manifest;   /* borrowed: attached runs; NULL: none fetched */
+    const char *api_key;
+    const char *client_version;
+    int reps, warmups, tokens;  /* 0: the suite's */
+    int n_temps;                /* 0: the suite's settings */
+    double temps[RUNNER_MAX_TEMPS];
+    bool chat_only;             /* the server has no raw-text mode (v2 only) */
+    bool drafter_passed;
+    int64_t idle_timeout_ms;    /* 0: attempt default */
+    const volatile sig_atomic_t *cancel_flag;
+    runner_progress_fn progress;
+    void *progress_ctx;
+} runner_options;
+
+typedef struct runner_result {
+    json_t *receipt;  /* owned by the caller */
+    json_t *drafts;   /* owned by the caller */
+    int exit_status;  /* 0, 2 or 130 */
+    bool cancelled;
+} runner_result;
+
+/* Runs every cell: warm-ups, then repetitions, in suite order, and stops after a
+ * cancelled attempt. Fills `out`; returns an error only for invalid options (message in
+ * `err`). */
+pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n);
+
+/* A new run id: UTC time and 8 random hex digits, e.g. 20261202T101500Z-1a2b3c4d. */
+void runner_run_id(char out[40]);
+
+#endif

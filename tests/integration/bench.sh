@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench.sh - 'pacer bench' end to end against the scripted fault server: a full community-v2
+# run, an injected fault, pinned suite digests, inspect refusing tampered receipts.
+. tests/lib.sh
+F=tests/data/fault
+V1=7f899b8ece92e46e3912a89f256aa5e7933dc82f45a0982cfc309fe4591f9c29
+V2=34a6896eb576cd8e70a10676bc0a0f3b716a03740c23ae1bfc26868210bc79c0
+
+# start_server NAME SCRIPT...: starts the fault server (manifest script first), sets $URL
+start_server() {
+  n=$1; shift
+  args=""
+  for s in "$@"; do args="$args --script $F/$s"; done
+  "$TOOLS/fault_server" --port-file "$TMP/$n.port" --pace-us 0 $args >/dev/null 2>&1 &
+  track $!
+  wait_file "$TMP/$n.port" 10 || { fail "$n: fault server did not start"; return 1; }
+  URL="http://127.0.0.1:$(cat "$TMP/$n.port")"
+}
+
+$PACER bench suites > "$TMP/suites.txt"
+check "suites: community-v1 digest pinned" grep -q "digest *$V1" "$TMP/suites.txt"
+check "suites: community-v2 digest pinned" grep -q "digest *$V2" "$TMP/suites.txt"
+check "suites: prompt hashes shown" grep -q "prompt [0-9]* bytes, sha256 [0-9a-f]\{64\}" "$TMP/suites.txt"
+
+# full community-v2 run: 4 cells x (1 warm-up + 5 repetitions)
+start_server full manifest-404.script normal-256.script
+$PACER bench some-org/some-model --server "$URL" --model-id m --output "$TMP/full.json" > "$TMP/full.out" 2> "$TMP/full.err"
+rc=$?
+check "full v2 run exits 0" [ $rc -eq 0 ]
+check "full v2 run prints the receipt path" grep -q "receipt: $TMP/full.json" "$TMP/full.out"
+check "drafts file beside the receipt" [ -s "$TMP/full.drafts.json" ]
+check "receipt mode 0600" [ "$(stat -c %a "$TMP/full.json")" = 600 ]
+check "nothing but the summary on a non-terminal stderr" [ ! -s "$TMP/full.err" ]
+$PACER bench inspect "$TMP/full.json" > "$TMP/full.txt"
+check "inspect accepts the receipt" [ $? -eq 0 ]
+check "inspect shows 4 complete cells" [ "$(grep -c ' complete$' "$TMP/full.txt")" -eq 4 ]
+check "24 attempts, 4 warm-ups" python3 -c "
+import json,sys; r=json.load(open('$TMP/full.json'))
+a=[x for c in r['cells'] for x in c['attempts']]
+sys.exit(not (len(a)==24 and sum(x['warmup'] for x in a)==4 and all(c['aggregates'] for c in r['cells'])
+  and r['suite']['digest']=='$V2' and r['hardware']['source']=='unknown' and not r['ranked']))"
+$PACER bench inspect --json "$TMP/full.json" > "$TMP/full.inspect.json"
+check "inspect --json prints the receipt" python3 -c "import json; json.load(open('$TMP/full.inspect.json'))['run_id']"
+
+# tampered digest and forged aggregate are refused, saying which check failed
+python3 -c "
+import json; r=json.load(open('$TMP/full.json'))
+r['suite']['digest']='0'*64; json.dump(r,open('$TMP/tampered.json','w'))
+r=json.load(open('$TMP/full.json'))
+r['cells'][0]['aggregates']['stream_tok_s']['median']*=1.5; json.dump(r,open('$TMP/forged.json','w'))
+r=json.load(open('$TMP/full.json'))
+r['cells'][1]['attempts'][2]['completion_tokens']=100; json.dump(r,open('$TMP/short.json','w'))"
+$PACER bench inspect "$TMP/tampered.json" > /dev/null 2> "$TMP/tampered.err"
+check "tampered digest refused" [ $? -ne 0 ]
+check "tampered digest: message names the digest check" grep -q "digest check failed" "$TMP/tampered.err"
+$PACER bench inspect "$TMP/forged.json" > /dev/null 2> "$TMP/forged.err"
+check "forged aggregate refused" [ $? -ne 0 ]
+check "forged aggregate: message names the aggregate check" grep -q "aggregate check failed" "$TMP/forged.err"
+$PACER bench inspect "$TMP/short.json" > /dev/null 2> "$TMP/short.err"
+check "relabelled short reply refused" [ $? -ne 0 ]
+
+# one fault injected into one repetition of the first cell: exit 2, that cell incomplete
+start_server fault manifest-404.script normal-256.script normal-256.script dropped.script normal-256.script
+$PACER bench some-org/some-model --server "$URL" --model-id m --output "$TMP/fault.json" > "$TMP/fault.out" 2>&1
+rc=$?
+check "injected fault exits 2" [ $rc -eq 2 ]
+$PACER bench inspect "$TMP/fault.json" > "$TMP/fault.txt"
+check "fault receipt inspects" [ $? -eq 0 ]
+check "faulted cell incomplete, others complete" sh -c "grep -q 'code *sampled .* incomplete' '$TMP/fault.txt' && [ \$(grep -c ' complete\$' '$TMP/fault.txt') -eq 3 ]"
+check "the fault's reason is shown" grep -q "repetition 2: failed:" "$TMP/fault.txt"
+
+finish

@@ -69,4 +69,33 @@ check "fault receipt inspects" [ $? -eq 0 ]
 check "faulted cell incomplete, others complete" sh -c "grep -q 'code *sampled .* incomplete' '$TMP/fault.txt' && [ \$(grep -c ' complete\$' '$TMP/fault.txt') -eq 3 ]"
 check "the fault's reason is shown" grep -q "repetition 2: failed:" "$TMP/fault.txt"
 
+# community-v1 receipts inspect under v1 rules and are never relabelled as v2
+start_server v1 manifest-404.script normal-256.script
+$PACER bench some-org/some-model --server "$URL" --model-id m --suite community-v1 --output "$TMP/v1.json" > /dev/null 2>&1
+check "full v1 run exits 0" [ $? -eq 0 ]
+$PACER bench inspect "$TMP/v1.json" > "$TMP/v1.txt" 2>&1
+check "v1 receipt inspects under v1 rules" grep -q "community-v1 (v1 rules, standard)" "$TMP/v1.txt"
+python3 -c "
+import json; r=json.load(open('$TMP/v1.json'))
+r['suite'].update(id='community-v2', version=2, digest='$V2'); json.dump(r,open('$TMP/v1as2.json','w'))"
+$PACER bench inspect "$TMP/v1as2.json" > /dev/null 2> "$TMP/v1as2.err"
+check "a v1 receipt relabelled v2 is refused" [ $? -ne 0 ]
+check "relabel: message names the suite check" grep -q "suite check failed" "$TMP/v1as2.err"
+
+# --chat-only: the code prompt goes as one chat message and every sample records its route
+start_server chat manifest-404.script normal.script
+$PACER bench some-org/some-model --server "$URL" --model-id m --chat-only --reps 1 --tokens 16 \
+  --temperatures 0.7 --output "$TMP/chat.json" > /dev/null 2>&1
+check "chat-only short custom run exits 0" [ $? -eq 0 ]
+check "chat-only: every sample routed through chat, run marked non-standard" python3 -c "
+import json,sys; r=json.load(open('$TMP/chat.json'))
+a=[x for c in r['cells'] for x in c['attempts']]
+sys.exit(not (len(r['cells'])==2 and all(x['route']=='chat' for x in a) and not r['suite']['standard']
+  and r['settings']['max_tokens']==16 and 'non-standard' in ' '.join(r['unranked_reasons'])))"
+check "custom run inspects" $PACER bench inspect "$TMP/chat.json" > /dev/null
+$PACER bench m --server "$URL" --model-id m --chat-only --suite community-v1 --output "$TMP/x.json" > /dev/null 2>&1
+check "--chat-only with v1 rules is refused (exit 1)" [ $? -eq 1 ]
+$PACER bench m --server "$URL" --reps 0 > /dev/null 2>&1
+check "bad arguments exit 1" [ $? -eq 1 ]
+
 finish

@@ -210,6 +210,7 @@ int cmd_bench(int argc, char **argv) {
     if (isatty(STDERR_FILENO)) o.progress = bench_progress;
 
     int status = 1;
+    bool self_invalid = false;
     runner_result res = {0};
     char path[4400], dpath[4500];
     if (runner_run(&o, &res, err, sizeof err)) { cli_error("%s", err); goto out; }
@@ -218,6 +219,10 @@ int cmd_bench(int argc, char **argv) {
         status = 128 + bench_signal;
         fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
         goto out;
+    }
+    if (s.builtin && receipt_validate(res.receipt, err, sizeof err)) {
+        cli_error("internal error: the receipt fails its own validation: %s", err);
+        self_invalid = true; /* still saved below, so that the failure can be examined */
     }
     const char *run_id = json_get_str(res.receipt, "run_id", "run");
     if (output) {
@@ -245,7 +250,7 @@ int cmd_bench(int argc, char **argv) {
     json_t *v;
     json_array_foreach(json_object_get(res.receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
     printf("receipt: %s\n", path);
-    status = res.exit_status;
+    status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
 out:
     json_decref(res.receipt);

@@ -98,4 +98,33 @@ check "--chat-only with v1 rules is refused (exit 1)" [ $? -eq 1 ]
 $PACER bench m --server "$URL" --reps 0 > /dev/null 2>&1
 check "bad arguments exit 1" [ $? -eq 1 ]
 
+# completion rules end to end: 200 of 256 tokens, stopped naturally
+start_server stop2 manifest-404.script stop-200.script
+$PACER bench org/m --server "$URL" --model-id m --output "$TMP/stop2.json" > /dev/null 2>&1
+check "v2 natural stop: exit 2 (greedy cells short)" [ $? -eq 2 ]
+check "v2: sampled cells complete, greedy cells incomplete" python3 -c "
+import json,sys; r=json.load(open('$TMP/stop2.json'))
+st=[(c['setting'],c['status']) for c in r['cells']]
+a=r['cells'][0]['attempts'][1]
+sys.exit(not (st==[('sampled','complete'),('greedy','incomplete')]*2 and a['finish_reason']=='stop' and a['completion_tokens']==200))"
+check "v2 natural-stop receipt inspects" $PACER bench inspect "$TMP/stop2.json" > /dev/null
+start_server stop1 manifest-404.script stop-200.script
+$PACER bench org/m --server "$URL" --model-id m --suite community-v1 --output "$TMP/stop1.json" > /dev/null 2>&1
+check "v1 natural stop: exit 2" [ $? -eq 2 ]
+check "v1: every cell incomplete" [ "$(grep -c '"status": "incomplete"' "$TMP/stop1.json")" -ge 4 ]
+
+# empty replies fail and are never retried through another route; request shape
+"$TOOLS/fault_server" --port-file "$TMP/empty.port" --pace-us 0 --log "$TMP/empty.log" \
+  --script $F/manifest-404.script --script $F/empty-output.script >/dev/null 2>&1 &
+track $!
+wait_file "$TMP/empty.port" 10
+URL="http://127.0.0.1:$(cat "$TMP/empty.port")"
+$PACER bench org/m --server "$URL" --model-id m --reps 1 --tokens 16 --output "$TMP/empty.json" > /dev/null 2>&1
+check "empty output: exit 2" [ $? -eq 2 ]
+check "empty output: every attempt failed 'empty output'" [ "$(grep -c '"reason": "empty output' "$TMP/empty.json")" -eq 8 ]
+check "no retries: one manifest GET + 8 attempts" [ "$(wc -l < "$TMP/empty.log")" -eq 9 ]
+check "code cells on /v1/completions, chat cells on /v1/chat/completions" sh -c \
+  "[ \$(grep -c 'POST /v1/completions ' '$TMP/empty.log') -eq 4 ] && [ \$(grep -c 'POST /v1/chat/completions ' '$TMP/empty.log') -eq 4 ]"
+check "prompt reuse disabled in every request" [ "$(grep -c '"cache_prompt":false' "$TMP/empty.log")" -eq 8 ]
+
 finish

@@ -449,7 +449,7 @@ static void job_attention(void *ctx, int ith, int nth) {
     int lo, hi;
     threadpool_split(j->nb * e->n_head, ith, nth, &lo, &hi);
     float *sc = e->scratch + (size_t)ith * e->n_scratch;
-    ggml_half *qh = (ggml_half *)(sc + e->n_ctx);
+    float *qh = sc + e->n_ctx; /* the query rounded through F16, as ggml does */
     float *acc = sc + e->n_ctx + hd;
     const ggml_half *kc = e->kc + (size_t)j->layer * e->n_ctx * e->kv_dim;
     const ggml_half *vc = e->vc + (size_t)j->layer * e->n_ctx * e->kv_dim;
@@ -457,7 +457,7 @@ static void job_attention(void *ctx, int ith, int nth) {
     for (int idx = lo; idx < hi; idx++) {
         int b = idx / e->n_head, h = idx % e->n_head, kvh = h / group;
         int p = j->pos0 + b;
-        quantize_row_f16(e->q + (size_t)b * e->q_dim + (size_t)h * hd, qh, hd);
+        kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)h * hd, qh, hd);
         float mx = -INFINITY;
         for (int t = 0; t <= p; t++) {
             float s = kern_dot(GGML_TYPE_F16, kc + (size_t)t * e->kv_dim + (size_t)kvh * hd, qh, hd, NULL) * scale;

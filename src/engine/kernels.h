@@ -21,8 +21,9 @@ const char *kern_level_name(kern_level l);
 
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);
-/* The type activations are converted to for weights of type `t`, as ggml does it: F16 for
- * F16, BF16 for BF16, Q8_0 for Q8_0/Q4_0, F32 otherwise. */
+/* The type activations are stored in for weights of type `t`: Q8_0 for Q8_0/Q4_0, F32
+ * otherwise. For F16 and BF16 weights the F32 values are first rounded to F16 / BF16, as
+ * ggml rounds activations before those dot products. */
 ggml_type kern_act_type(ggml_type t);
 /* Bytes of one prepared activation row of n elements for weights of type `t`. */
 size_t kern_act_size(ggml_type t, int n);

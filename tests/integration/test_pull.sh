@@ -13,6 +13,7 @@ head -c 300000 /dev/urandom > "$TMP/hub/org/two/model.gguf"
 for q in Q4_0 Q8_0 F16; do head -c 3000 /dev/urandom > "$TMP/hub/org/quants/m-$q.gguf"; done
 echo "# quants" > "$TMP/hub/org/quants/README.md"
 head -c 200000 /dev/urandom > "$TMP/hub/org/big/weights.gguf"
+mkdir -p "$TMP/hub/org/big/tok"; echo '{"model":{}}' > "$TMP/hub/org/big/tok/tokenizer.json"
 
 # start_hub NAME ARGS...: runs the fixture hub, sets $EP to its endpoint and $LOG to its log
 start_hub() {
@@ -59,13 +60,27 @@ check "second pull fetches no file" sh -c "! grep -q -e resolve -e storage '$LOG
 check "second pull reports 0 downloaded" grep -q "0 downloaded, 2 already cached" "$TMP/out"
 pull org/two@v1; check "pull of a tag shares the blobs" test "$(ls "$CACHE/models--org--two/blobs" | wc -l)" -eq 2
 check "refs/v1 written" test "$(cat "$CACHE/models--org--two/refs/v1")" = $COMMIT
-"$TOOLS/hub_resolve" org/two v1 > "$TMP/res" 2>&1 </dev/null
+stop_hub
+# a second commit with the same files: a new snapshot, the blobs stored once, nothing fetched
+C2=0f0e0d0c0b0a09080706050403020100f0e0d0c0
+LOG="$TMP/h1c.log"; : > "$LOG"
+python3 "$FIX" --root "$TMP/hub" --commit $C2 --port-file "$TMP/h1c.port" --log "$LOG" 2>/dev/null &
+HUB_PID=$!; track $HUB_PID; wait_file "$TMP/h1c.port" 10; EP="http://127.0.0.1:$(cat "$TMP/h1c.port")"
+pull org/two; check "pull of a second commit succeeds" test $? -eq 0
+check "two snapshots share two blobs" sh -c "test \$(ls '$CACHE/models--org--two/snapshots' | wc -l) -eq 2 && test \$(ls '$CACHE/models--org--two/blobs' | wc -l) -eq 2"
+check "nothing fetched for shared files" sh -c "! grep -q -e resolve -e storage '$LOG'"
+check "refs/main moved to the new commit" test "$(cat "$CACHE/models--org--two/refs/main")" = $C2
+check "refs/v1 still names the old one" test "$(cat "$CACHE/models--org--two/refs/v1")" = $COMMIT
 stop_hub
 
 # 3. resolve the pulled tree from the cache, hub stopped
 HF_HUB_CACHE="$CACHE" "$TOOLS/hub_resolve" org/two > "$TMP/res" 2>&1
 check "hub_cache_resolve finds the pulled snapshot without network" \
-  grep -qx "commit $COMMIT gguf $CACHE/models--org--two/snapshots/$COMMIT/model.gguf repo org/two" "$TMP/res"
+  grep -qx "commit $C2 gguf $CACHE/models--org--two/snapshots/$C2/model.gguf repo org/two" "$TMP/res"
+HF_HUB_CACHE="$CACHE" "$TOOLS/hub_resolve" org/two v1 > "$TMP/res" 2>&1
+check "hub_cache_resolve follows refs/v1" grep -qx "commit $COMMIT gguf .*/snapshots/$COMMIT/model.gguf repo org/two" "$TMP/res"
+HF_HUB_CACHE="$CACHE" "$TOOLS/hub_resolve" org/two $COMMIT > "$TMP/res" 2>&1
+check "hub_cache_resolve takes a commit" grep -q "^commit $COMMIT " "$TMP/res"
 HF_HUB_CACHE="$CACHE" "$TOOLS/hub_resolve" org/absent > "$TMP/res" 2>&1
 check "a repo not in the cache names 'pacer pull'" grep -q "pacer pull org/absent" "$TMP/res"
 
@@ -76,7 +91,7 @@ pull org/big; check "a cut transfer fails the pull" test $? -ne 0
 big_sha=$(sha256sum "$TMP/hub/org/big/weights.gguf" | cut -d' ' -f1)
 check "partial kept as .incomplete" test "$(stat -c %s "$CACHE/models--org--big/blobs/$big_sha.incomplete" 2>/dev/null)" = 70000
 check "no blob and no snapshot link for a partial file" \
-  sh -c "! test -e '$CACHE/models--org--big/blobs/$big_sha' && ! test -e '$CACHE/models--org--big/snapshots'"
+  sh -c "! test -e '$CACHE/models--org--big/blobs/$big_sha' && ! test -e '$CACHE/models--org--big/snapshots/$COMMIT/weights.gguf'"
 stop_hub
 start_hub h3
 pull org/big; check "the next pull completes" test $? -eq 0
@@ -89,6 +104,9 @@ CACHE="$TMP/cache3"
 start_hub h4 --drop-after 50000
 pull org/big; check "a pull retries a dropped transfer with Range" test $? -eq 0
 check "the retry asked bytes=50000-" grep -q "range=bytes=50000-" "$LOG"
+tok_sha1=$(git hash-object "$TMP/hub/org/big/tok/tokenizer.json")
+check "a nested file links one level further up" \
+  test "$(readlink "$CACHE/models--org--big/snapshots/$COMMIT/tok/tokenizer.json")" = "../../../blobs/$tok_sha1"
 stop_hub
 
 # 5. corrupted byte: rejected, nothing placed
@@ -96,8 +114,8 @@ CACHE="$TMP/cache4"; : > "$TMP/err"
 start_hub h5 --corrupt
 pull org/big; check "a corrupted file fails the pull" test $? -ne 0
 check "the message names the mismatch" grep -q "does not match" "$TMP/err"
-check "nothing placed: no blob, no link, no partial" \
-  sh -c "! ls '$CACHE/models--org--big/blobs/' 2>/dev/null | grep -q . && ! test -e '$CACHE/models--org--big/snapshots/$COMMIT/weights.gguf'"
+check "nothing placed: no blob, no link, no partial of the bad file" \
+  sh -c "! ls '$CACHE/models--org--big/blobs/' | grep -q '^$big_sha' && ! test -e '$CACHE/models--org--big/snapshots/$COMMIT/weights.gguf'"
 stop_hub
 
 # 6. HF_TOKEN: sent, gated without it, never printed or written
@@ -120,6 +138,8 @@ check "the listing names each .gguf with its size" sh -c "grep -q 'm-Q4_0.gguf' 
 check "nothing downloaded" sh -c "! grep -q -e resolve -e storage '$LOG' && ! test -e '$CACHE/models--org--quants/blobs'"
 pull org/quants --include '*Q8_0.gguf'; check "--include picks one" test $? -eq 0
 check "only that file is in the snapshot" test "$(ls "$CACHE/models--org--quants/snapshots/$COMMIT")" = m-Q8_0.gguf
+CACHE="$TMP/cache7"
+pull org/two --exclude '*.json'; check "--exclude drops files" test "$(ls "$CACHE/models--org--two/snapshots/$COMMIT")" = model.gguf
 pull org/two@nosuchrev; check "unknown revision fails" test $? -ne 0
 check "its message names the revision" grep -q "revision 'nosuchrev' not found" "$TMP/err"
 pull org/missing; check "unknown repo says not found" grep -q "repo org/missing not found" "$TMP/err"

@@ -109,6 +109,14 @@ check "a nested file links one level further up" \
   test "$(readlink "$CACHE/models--org--big/snapshots/$COMMIT/tok/tokenizer.json")" = "../../../blobs/$tok_sha1"
 stop_hub
 
+# a complete .incomplete (a crash before the rename) is verified and moved, not fetched again
+CACHE="$TMP/cache8"; mkdir -p "$CACHE/models--org--big/blobs"
+cp "$TMP/hub/org/big/weights.gguf" "$CACHE/models--org--big/blobs/$big_sha.incomplete"
+start_hub h8
+pull org/big; check "a complete partial is verified and placed" test $? -eq 0
+check "without fetching it again" sh -c "! grep -q storage '$LOG' && test -f '$CACHE/models--org--big/blobs/$big_sha'"
+stop_hub
+
 # 5. corrupted byte: rejected, nothing placed
 CACHE="$TMP/cache4"; : > "$TMP/err"
 start_hub h5 --corrupt

@@ -286,6 +286,12 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
             if (smp.route != want_route) VFAIL("route check failed: cell %zu attempt %zu used route %s", ci, ai,
                                                attempt_route_name(smp.route));
             bool is_warm = json_is_true(json_object_get(a, "warmup"));
+            json_t *seed = json_object_get(a, "seed");
+            int64_t index = json_get_int(a, "index", -1);
+            bool seed_ok = temp == 0.0 ? json_is_null(seed)
+                                       : json_is_integer(seed) &&
+                                             json_integer_value(seed) == st->seed_base + (is_warm ? 0 : index);
+            if (!seed_ok) VFAIL("seed check failed: cell %zu attempt %zu does not use the suite's seed", ci, ai);
             is_warm ? warmups++ : measured++;
             if (smp.has_usage && smp.has_stream_tok_s && smp.delivery_span_ns > 0) {
                 double t = (double)(smp.completion_tokens - 1) / ((double)smp.delivery_span_ns / 1e9);

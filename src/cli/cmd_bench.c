@@ -154,7 +154,9 @@ static const char bench_usage[] =
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"
     "                   [--output FILE]\n"
     "       pacer bench suites\n"
-    "       pacer bench inspect RECEIPT [--json]\n";
+    "       pacer bench inspect RECEIPT [--json]\n\n"
+    "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
+    "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";
 
 int cmd_bench(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "suites") == 0) return bench_suites();

@@ -49,7 +49,11 @@ r['suite']['digest']='0'*64; json.dump(r,open('$TMP/tampered.json','w'))
 r=json.load(open('$TMP/full.json'))
 r['cells'][0]['aggregates']['stream_tok_s']['median']*=1.5; json.dump(r,open('$TMP/forged.json','w'))
 r=json.load(open('$TMP/full.json'))
-r['cells'][1]['attempts'][2]['completion_tokens']=100; json.dump(r,open('$TMP/short.json','w'))"
+r['cells'][1]['attempts'][2]['completion_tokens']=100; json.dump(r,open('$TMP/short.json','w'))
+r=json.load(open('$TMP/full.json'))
+r['cells'][0]['attempts'][3]['seed']=7; json.dump(r,open('$TMP/seed.json','w'))"
+$PACER bench inspect "$TMP/seed.json" > /dev/null 2> "$TMP/seed.err"
+check "changed seed refused by the seed check" grep -q "seed check failed" "$TMP/seed.err"
 $PACER bench inspect "$TMP/tampered.json" > /dev/null 2> "$TMP/tampered.err"
 check "tampered digest refused" [ $? -ne 0 ]
 check "tampered digest: message names the digest check" grep -q "digest check failed" "$TMP/tampered.err"

@@ -1,0 +1,43 @@
+/* bench_managed.h - the managed side of `pacer bench MODEL`: resolve the model, start the
+ * engine through its adapter on a free loopback port, wait until it is ready, stop it. */
+#ifndef PACER_BENCH_MANAGED_H
+#define PACER_BENCH_MANAGED_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+
+#include "launch/adapter.h"
+#include "launch/launch.h"
+#include "launch/model.h"
+
+typedef struct managed_args {
+    const char *model_spec;   /* NULL: the demo model */
+    const char *engine;       /* adapter name; NULL: builtin */
+    const char *engine_bin;   /* overrides the adapter's executable */
+    const char *drafter;      /* "auto" (default), "none", or a path */
+    bool serial;              /* no drafting */
+    double startup_timeout_s; /* <= 0: the default rule */
+    int threads;              /* <= 0: engine default */
+    const char *run_id;       /* names the run directory */
+} managed_args;
+
+typedef struct managed_run {
+    const launch_adapter *adapter;
+    launch_model model;
+    launch_server server;
+    char url[64];
+    char served_name[128];
+    char log_path[PATH_MAX];
+    char drafter_note[256];   /* why a drafter was or was not passed */
+    bool drafter_passed;
+} managed_run;
+
+/* Resolves the model and starts the engine; returns 0 when it is ready, 130 when
+ * *cancel was set during start-up (the engine is stopped), 1 on an error (printed, with
+ * the last lines of the engine's log when it died or never became ready). */
+int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atomic_t *cancel);
+/* Stops the engine and every process of its group; `now` skips the grace period. */
+void managed_end(managed_run *m, bool now);
+
+#endif

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# fake_engine.py - stands in for an engine executable in managed-run tests: records its
+# argv (one JSON line appended to $FAKE_ENGINE_ARGV), then serves on 127.0.0.1 at the
+# --port it was given: GET /health and /v1/models answer 200, the manifest 404, and any
+# POST streams an OpenAI-style reply of max_tokens tokens with usage.
+# $FAKE_ENGINE_MODE: "die" exits at once with a message, "hang" never becomes ready,
+# "slow" streams 20 ms per token. $FAKE_ENGINE_PIDFILE receives its pid.
+import json, os, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+argv = sys.argv[:]
+if os.environ.get("FAKE_ENGINE_ARGV"):
+    with open(os.environ["FAKE_ENGINE_ARGV"], "a") as f:
+        f.write(json.dumps(argv[1:]) + "\n")
+if os.environ.get("FAKE_ENGINE_PIDFILE"):
+    with open(os.environ["FAKE_ENGINE_PIDFILE"], "w") as f:
+        f.write(str(os.getpid()))
+mode = os.environ.get("FAKE_ENGINE_MODE", "")
+print("fake engine starting:", " ".join(argv[1:]), flush=True)
+if mode == "die":
+    print("fatal: cannot load model (fake)", file=sys.stderr, flush=True)
+    sys.exit(3)
+port = int(argv[argv.index("--port") + 1])
+delay = 0.02 if mode == "slow" else 0.001
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        if mode == "hang":
+            time.sleep(3600)
+        code = 200 if self.path in ("/health", "/v1/models") else 404
+        body = b'{"status":"ok"}' if code == 200 else b'{"error":{"message":"not found","type":"not_found"}}'
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        req = json.loads(self.rfile.read(n) or b"{}")
+        tokens = int(req.get("max_tokens", 16))
+        chat = self.path.endswith("/chat/completions")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def send(obj):
+            data = b"data: " + (obj if isinstance(obj, bytes) else json.dumps(obj).encode()) + b"\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        for i in range(tokens):
+            time.sleep(delay)
+            ch = {"delta": {"content": "t%d " % i}} if chat else {"text": "t%d " % i}
+            ch["index"] = 0
+            ch["finish_reason"] = "length" if i == tokens - 1 else None
+            send({"choices": [ch]})
+        send({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": tokens + 10}})
+        send(b"[DONE]")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()

@@ -67,11 +67,19 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_object_set_new(r, "engine", o->engine ? json_string(o->engine) : json_null());
     json_object_set_new(r, "suite", json_pack("{s:s,s:i,s:i,s:s,s:b}", "id", s->id, "version", s->version,
                                               "rule_version", s->rule_version, "digest", s->digest, "standard", standard));
-    json_object_set_new(r, "model", json_pack("{s:o,s:o,s:s,s:s,s:o}", "id", str_or_unknown(o->public_id),
+    json_t *hashes = m ? json_deep_copy(m->checkpoint_hashes) : json_array();
+    if (!m && o->checkpoint_sha256)
+        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_file ? o->checkpoint_file : "unknown",
+                                                "sha256", o->checkpoint_sha256));
+    const char *revision = m ? m->revision : o->revision ? o->revision : "unknown";
+    const char *revision_source = m ? "attested" : o->revision ? "cache-snapshot" : "unknown";
+    json_object_set_new(r, "model", json_pack("{s:o,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id),
                                               "served_model_id", o->served_model ? json_string(o->served_model) : json_null(),
-                                              "revision", m ? m->revision : "unknown", "revision_source",
-                                              m ? "attested" : "unknown", "checkpoint_hashes",
-                                              m ? json_deep_copy(m->checkpoint_hashes) : json_array()));
+                                              "revision", revision, "revision_source", revision_source,
+                                              "checkpoint_hashes", hashes, "publishable", !o->local_model));
+    if (o->local_model) json_array_append_new(unranked, json_string("local model: unpublishable"));
+    json_object_set_new(r, "engine_version", o->engine_version ? json_string(o->engine_version) : json_null());
+    json_object_set_new(r, "python_version", o->python_version ? json_string(o->python_version) : json_null());
     bool backend_attested = m && o->backend && strcmp(o->backend, m->backend) == 0;
     if (m && !o->backend) backend_attested = true;
     json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name",
@@ -90,8 +98,9 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
                                                  !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
                                                  o->manifest ? o->manifest->reason : "",
                                                  "rank_count", m ? json_integer(m->rank_count) : json_null()));
-    if (!m) json_array_append_new(unranked, json_string(o->manifest ? "no accepted manifest: hardware and revision unknown"
-                                                                      : "hardware and revision unknown"));
+    if (!m && !o->hardware)
+        json_array_append_new(unranked, json_string(o->manifest ? "no accepted manifest: hardware and revision unknown"
+                                                                : "hardware and revision unknown"));
     if (m && m->rank_count > 2) json_array_append_new(unranked, json_string("rank count above 2"));
     if (!standard) json_array_append_new(unranked, json_string("non-standard run (custom --reps/--tokens/--temperatures)"));
     json_t *temps = json_array();
@@ -118,7 +127,8 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     runner_cell cells[SUITE_MAX_WORKLOADS * SUITE_MAX_SETTINGS];
     int n_cells = runner_cells(o, cells, (int)(sizeof cells / sizeof cells[0]));
     char run_id[40];
-    runner_run_id(run_id);
+    if (o->run_id) snprintf(run_id, sizeof run_id, "%s", o->run_id);
+    else runner_run_id(run_id);
     json_t *unranked = json_array();
     json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens, unranked);
     json_t *temps = json_object_get(json_object_get(r, "settings"), "temperatures");

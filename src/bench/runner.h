@@ -31,6 +31,14 @@ typedef struct runner_options {
     const char *platform;       /* declared platform; NULL: "unknown" */
     const json_t *hardware;     /* borrowed: hardware object with "source" (e.g. a probe); NULL: unknown */
     const manifest *manifest;   /* borrowed: attached runs; NULL: none fetched */
+    /* Managed runs know the checkpoint themselves (NULL/false when attached). */
+    const char *run_id;         /* NULL: a new one */
+    const char *revision;       /* snapshot loaded; NULL: unknown (or from the manifest) */
+    const char *checkpoint_file;   /* file name only, never a path */
+    const char *checkpoint_sha256;
+    bool local_model;           /* a local path: the receipt is unpublishable */
+    const char *engine_version; /* managed: the engine's version */
+    const char *python_version; /* managed: "none" for engines without Python */
     const char *api_key;
     const char *client_version;
     int reps, warmups, tokens;  /* 0: the suite's */

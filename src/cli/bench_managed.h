@@ -27,8 +27,8 @@ typedef struct managed_run {
     launch_model model;
     launch_server server;
     char url[64];
-    char served_name[128];
-    char log_path[PATH_MAX];
+    char served_name[300];
+    char log_path[PATH_MAX + 32];
     char drafter_note[256];   /* why a drafter was or was not passed */
     bool drafter_passed;
 } managed_run;

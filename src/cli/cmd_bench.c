@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -18,7 +19,9 @@
 #include "bench/receipt.h"
 #include "bench/runner.h"
 #include "bench/suite.h"
+#include "cli/bench_managed.h"
 #include "cli/cli.h"
+#include "probe/probe.h"
 
 static volatile sig_atomic_t bench_cancel = 0;
 static volatile sig_atomic_t bench_signal = 0;
@@ -150,7 +153,11 @@ static int parse_count(const char *s, int lo, int hi) {
 }
 
 static const char bench_usage[] =
-    "usage: pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
+    "usage: pacer bench [MODEL] [--engine builtin|llama.cpp|vllm|sglang|mlx] [--engine-bin PATH]\n"
+    "                   [--drafter auto|none|PATH] [--serial] [--startup-timeout S] [--threads N]\n"
+    "         MODEL: a GGUF file, a directory, or a Hugging Face repo id in the local cache;\n"
+    "         none: the demo (a small synthesized model on the builtin engine)\n"
+    "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"
     "                   [--output FILE]\n"
     "       pacer bench suites\n"
@@ -167,7 +174,11 @@ int cmd_bench(int argc, char **argv) {
         {"tokens", required_argument, 0, 't'}, {"temperatures", required_argument, 0, 'T'},
         {"chat-only", no_argument, 0, 'c'},    {"backend", required_argument, 0, 'b'},
         {"output", required_argument, 0, 'o'}, {"idle-timeout-ms", required_argument, 0, 'i'},
+        {"engine", required_argument, 0, 'E'}, {"engine-bin", required_argument, 0, 'B'},
+        {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
+        {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    managed_args ma = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
     const char *suite_name = "community-v2", *output = NULL;
     int c;
@@ -184,17 +195,24 @@ int cmd_bench(int argc, char **argv) {
         case 'b': o.backend = optarg; break;
         case 'o': output = optarg; break;
         case 'i': if ((o.idle_timeout_ms = parse_count(optarg, 1, 3600000)) < 0) { cli_error("--idle-timeout-ms"); return 1; } break;
+        case 'E': ma.engine = optarg; break;
+        case 'B': ma.engine_bin = optarg; break;
+        case 'D': ma.drafter = optarg; break;
+        case 'L': ma.serial = true; break;
+        case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
+        case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
         case 'h': fputs(bench_usage, stdout); return 0;
         default: fputs(bench_usage, stderr); return 1;
         }
     }
     if (optind < argc) o.public_id = argv[optind++];
     if (optind < argc) { cli_error("unexpected argument '%s'", argv[optind]); return 1; }
-    if (!o.server_url) {
-        cli_error("managed runs (starting an engine) are not available in this build yet; use --server URL");
+    bool managed = !o.server_url;
+    if (managed && o.served_model) {
+        cli_error("--model-id names the model of an attached server (--server URL)");
         return 1;
     }
-    if (!o.public_id || !o.served_model) {
+    if (!managed && (!o.public_id || !o.served_model)) {
         cli_error("an attached run needs the public checkpoint id and --model-id\n%s", bench_usage);
         return 1;
     }
@@ -205,18 +223,60 @@ int cmd_bench(int argc, char **argv) {
     if (suite_load(suite_name, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
     bench_signals_install();
     manifest m;
-    manifest_fetch(o.server_url, &bench_cancel, &m);
-    o.manifest = &m;
+    memset(&m, 0, sizeof m);
+    managed_run mr;
+    memset(&mr, 0, sizeof mr);
+    json_t *hardware = NULL;
+    runner_result res = {0};
+    char run_id[40];
+    int status = 1;
+    if (managed) {
+        runner_run_id(run_id);
+        ma.run_id = run_id;
+        ma.model_spec = o.public_id;
+        int st = managed_begin(&mr, &ma, &bench_cancel);
+        if (st) {
+            status = (bench_signal == SIGTERM || bench_signal == SIGHUP) ? 128 + bench_signal : st;
+            goto out;
+        }
+        probe_options po = {.model_path = mr.model.path};
+        if (probe_collect(&po, &hardware) == PACER_OK && hardware)
+            json_object_set_new(hardware, "source", json_string("probed"));
+        o.server_url = mr.url;
+        o.served_model = mr.served_name;
+        o.public_id = mr.model.repo[0] ? mr.model.repo : mr.model.file_name;
+        o.mode = "managed";
+        o.engine = mr.adapter->name;
+        if (!o.backend) o.backend = mr.adapter->backend;
+        struct utsname un;
+        static char platform[160];
+        if (uname(&un) == 0) {
+            snprintf(platform, sizeof platform, "%s-%s", strcmp(un.sysname, "Linux") == 0 ? "linux" : un.sysname, un.machine);
+            o.platform = platform;
+        }
+        o.hardware = hardware;
+        o.run_id = run_id;
+        o.revision = mr.model.revision[0] ? mr.model.revision : NULL;
+        o.checkpoint_file = mr.model.file_name;
+        o.checkpoint_sha256 = mr.model.sha256;
+        o.local_model = mr.model.local;
+        o.drafter_passed = mr.drafter_passed;
+        o.engine_version = strcmp(mr.adapter->name, "builtin") == 0 ? PACER_VERSION : NULL;
+        o.python_version = mr.adapter->python ? NULL : "none";
+        fprintf(stderr, "pacer: %s ready; drafter: %s\n", mr.adapter->name, mr.drafter_note);
+    } else {
+        manifest_fetch(o.server_url, &bench_cancel, &m);
+        o.manifest = &m;
+    }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;
     if (isatty(STDERR_FILENO)) o.progress = bench_progress;
 
-    int status = 1;
     bool self_invalid = false;
-    runner_result res = {0};
     char path[4400], dpath[4500];
     if (runner_run(&o, &res, err, sizeof err)) { cli_error("%s", err); goto out; }
     if (o.progress) fputs("\r\033[K", stderr);
+    managed_end(&mr, false); /* the engine stops before anything is saved */
     if (bench_signal == SIGTERM || bench_signal == SIGHUP) {
         status = 128 + bench_signal;
         fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
@@ -226,7 +286,7 @@ int cmd_bench(int argc, char **argv) {
         cli_error("internal error: the receipt fails its own validation: %s", err);
         self_invalid = true; /* still saved below, so that the failure can be examined */
     }
-    const char *run_id = json_get_str(res.receipt, "run_id", "run");
+    const char *rid = json_get_str(res.receipt, "run_id", "run");
     if (output) {
         snprintf(path, sizeof path, "%s", output);
     } else {
@@ -235,7 +295,7 @@ int cmd_bench(int argc, char **argv) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home);
         if (dir_create_all(dir, 0700)) { cli_error("cannot create the receipts directory under ~/.pacer"); goto out; }
-        snprintf(path, sizeof path, "%s/%s.json", dir, run_id);
+        snprintf(path, sizeof path, "%s/%s.json", dir, rid);
     }
     size_t n = strlen(path);
     if (n > 5 && strcmp(path + n - 5, ".json") == 0) snprintf(dpath, sizeof dpath, "%.*s.drafts.json", (int)(n - 5), path);
@@ -255,6 +315,8 @@ int cmd_bench(int argc, char **argv) {
     status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
 out:
+    managed_end(&mr, false);
+    json_decref(hardware);
     json_decref(res.receipt);
     json_decref(res.drafts);
     manifest_free(&m);

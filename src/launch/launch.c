@@ -56,7 +56,7 @@ pacer_err launch_server_start(char *const argv[], const char *log_path, launch_s
     }
     if (pid == 0) {
         setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* pacer gone (e.g. a second Ctrl-C): no orphan */
         if (getppid() != parent) _exit(127);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);

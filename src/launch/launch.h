@@ -23,8 +23,8 @@ typedef struct launch_server {
 pacer_err launch_free_port(int *port);
 
 /* Starts argv[0] (searched in PATH) with argv, in a new process group, stdin from
- * /dev/null, stdout and stderr appended to `log_path`. The child is sent SIGTERM if pacer
- * dies (PR_SET_PDEATHSIG). `srv->port` is left for the caller to set. */
+ * /dev/null, stdout and stderr appended to `log_path`. The child is killed if pacer
+ * dies (PR_SET_PDEATHSIG, SIGKILL). `srv->port` is left for the caller to set. */
 pacer_err launch_server_start(char *const argv[], const char *log_path, launch_server *srv, char *err, size_t err_len);
 
 typedef enum launch_ready {

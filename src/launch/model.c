@@ -98,7 +98,11 @@ pacer_err launch_model_resolve(const char *spec, bool hash, launch_model *out, c
         return PACER_ERR_NOT_FOUND;
     }
     const char *base = strrchr(out->path, '/');
-    snprintf(out->file_name, sizeof out->file_name, "%s", base ? base + 1 : out->path);
+    int fw = snprintf(out->file_name, sizeof out->file_name, "%s", base ? base + 1 : out->path);
+    if (fw < 0 || (size_t)fw >= sizeof out->file_name) {
+        snprintf(err, err_len, "model file name too long");
+        return PACER_ERR_ARG;
+    }
     if (stat(out->path, &st) != 0) {
         snprintf(err, err_len, "model %s: %s", out->file_name, strerror(errno));
         return PACER_ERR_NOT_FOUND;

@@ -4,8 +4,8 @@
 # --port it was given: GET /health and /v1/models answer 200, the manifest 404, and any
 # POST streams an OpenAI-style reply of max_tokens tokens with usage.
 # $FAKE_ENGINE_MODE: "die" exits at once with a message, "hang" never becomes ready,
-# "slow" streams 20 ms per token. $FAKE_ENGINE_PIDFILE receives its pid.
-import json, os, sys, time
+# "slow" streams 20 ms per token, "stubborn" too and ignores SIGTERM. $FAKE_ENGINE_PIDFILE receives its pid.
+import json, os, signal, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 argv = sys.argv[:]
@@ -16,12 +16,14 @@ if os.environ.get("FAKE_ENGINE_PIDFILE"):
     with open(os.environ["FAKE_ENGINE_PIDFILE"], "w") as f:
         f.write(str(os.getpid()))
 mode = os.environ.get("FAKE_ENGINE_MODE", "")
+if mode == "stubborn":  # ignores SIGTERM: only SIGKILL stops it
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 print("fake engine starting:", " ".join(argv[1:]), flush=True)
 if mode == "die":
     print("fatal: cannot load model (fake)", file=sys.stderr, flush=True)
     sys.exit(3)
 port = int(argv[argv.index("--port") + 1])
-delay = 0.02 if mode == "slow" else 0.001
+delay = 0.02 if mode in ("slow", "stubborn") else 0.001
 
 
 class Handler(BaseHTTPRequestHandler):

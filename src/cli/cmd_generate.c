@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "engine/sampler.h"
 #include "engine/textcodec.h"
+#include "engine/tokenizer.h"
 
 static double now_ms(void) {
     struct timespec ts;
@@ -81,7 +82,8 @@ int cmd_generate(int argc, char **argv) {
         cli_error("%s: %s", model, err);
         goto done;
     }
-    if (textcodec_open(engine_get_gguf(e), &tc, err, sizeof err) != PACER_OK) {
+    const tokenizer *tok = engine_get_tokenizer(e); /* else the plain byte-level codec */
+    if (!tok && textcodec_open(engine_get_gguf(e), &tc, err, sizeof err) != PACER_OK) {
         cli_error("%s: %s", model, err);
         goto done;
     }
@@ -92,7 +94,14 @@ int cmd_generate(int argc, char **argv) {
         cli_error("out of memory");
         goto done;
     }
-    int np = textcodec_encode(tc, prompt, strlen(prompt), ids, info->n_ctx);
+    int np = -1;
+    if (tok) {
+        size_t got = 0;
+        if (tokenizer_encode(tok, prompt, strlen(prompt), true, false, ids, (size_t)info->n_ctx, &got) == PACER_OK)
+            np = (int)got;
+    } else {
+        np = textcodec_encode(tc, prompt, strlen(prompt), ids, info->n_ctx);
+    }
     if (np <= 0) {
         cli_error("the prompt is empty or longer than the context (%d tokens)", info->n_ctx);
         goto done;
@@ -110,10 +119,16 @@ int cmd_generate(int argc, char **argv) {
     char piece[256];
     while (n_out < budget) {
         int32_t id = sampler_sample(&s, logits, info->n_vocab);
-        if (id < 0 || textcodec_is_eog(tc, id))
+        if (id < 0 || (tok ? tokenizer_is_eog(tok, id) : textcodec_is_eog(tc, id)))
             break;
-        size_t pl = textcodec_piece(tc, id, piece, sizeof piece);
-        fwrite(piece, 1, pl, stdout);
+        if (tok) {
+            size_t pl = 0;
+            const char *pc = tokenizer_piece(tok, id, &pl);
+            if (pc)
+                fwrite(pc, 1, pl, stdout);
+        } else {
+            fwrite(piece, 1, textcodec_piece(tc, id, piece, sizeof piece), stdout);
+        }
         fflush(stdout);
         n_out++;
         if (n_out >= budget)

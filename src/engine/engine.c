@@ -13,6 +13,7 @@
 #include "engine/gguf.h"
 #include "engine/kernels.h"
 #include "engine/threadpool.h"
+#include "engine/tokenizer.h"
 
 #define ENGINE_BATCH 32
 #define ENGINE_CTX_CAP 4096
@@ -294,12 +295,15 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     return PACER_OK;
 }
 
-/* The tokenizer comes from the GGUF's tokenizer.* keys once engine/tokenizer.h exists;
- * until then an engine has none (engine_get_tokenizer returns NULL). */
+/* The tokenizer comes from the GGUF's tokenizer.* keys. A model whose vocabulary the
+ * tokenizer cannot build still opens (engine_get_tokenizer then returns NULL): evaluation
+ * needs only ids. */
 static pacer_err engine_open_tokenizer(engine *e, char *err, size_t err_len) {
+    char terr[256];
     (void)err;
     (void)err_len;
-    e->tok = NULL;
+    if (tokenizer_from_gguf(e->gf, &e->tok, terr, sizeof terr) != PACER_OK)
+        e->tok = NULL;
     return PACER_OK;
 }
 
@@ -332,6 +336,7 @@ void engine_close(engine *e) {
     if (!e)
         return;
     threadpool_destroy(e->tp);
+    tokenizer_free(e->tok);
     free(e->layers);
     free(e->x);
     free(e->xn);

@@ -1,7 +1,7 @@
 /* textcodec.h - a plain codec between text and token ids of a byte-level (GPT-2 style)
  * GGUF vocabulary: encoding is a greedy longest match (not the BPE merge order, so ids may
  * differ from a reference tokenizer), decoding maps each piece back to its bytes. It is
- * what `pacer generate` uses when no full tokenizer is at hand. */
+ * what `pacer generate` falls back on when engine/tokenizer.h cannot build the vocabulary. */
 #ifndef PACER_TEXTCODEC_H
 #define PACER_TEXTCODEC_H
 

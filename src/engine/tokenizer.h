@@ -37,6 +37,7 @@ typedef struct tokenizer_vocab {
     const size_t *merge_lens;   /* NULL: NUL-terminated */
     int32_t bos_id, eos_id, eot_id, eom_id, pad_id, unk_id;
     int add_bos, add_eos;       /* 1 / 0; -1: the model's default (bos: llama yes, gpt2 no) */
+    int add_space_prefix;       /* SPM: prefix a space; 1 / 0; -1: default (yes) */
     const char *chat_template;  /* NULL when none */
 } tokenizer_vocab;
 
@@ -56,8 +57,8 @@ void tokenizer_free(tokenizer *t);
 
 /* Tokenizes len bytes of `text` (any bytes; invalid UTF-8 is handled byte-wise) into
  * out[0..cap). add_special: add BOS / EOS as the metadata rules say. parse_special: text
- * that spells a control or user-defined token becomes that token (otherwise it is plain
- * text). *n_out receives the number of ids the full result has; when that exceeds cap,
+ * that spells a control token becomes that token (otherwise it is plain text); text that
+ * spells a user-defined token always becomes it, as llama.cpp does. *n_out receives the number of ids the full result has; when that exceeds cap,
  * returns TOO_BIG and out holds the first cap ids. */
 pacer_err tokenizer_encode(const tokenizer *t, const char *text, size_t len, bool add_special,
                            bool parse_special, int32_t *out, size_t cap, size_t *n_out);
@@ -73,7 +74,8 @@ const char *tokenizer_token_text(const tokenizer *t, int32_t id, size_t *len);
 int tokenizer_token_type(const tokenizer *t, int32_t id);
 /* Appends the decoded pieces of ids[0..n) to dst (capacity cap, no NUL written); returns
  * the number of bytes the full text has (may exceed cap: then dst holds a prefix). The SPM
- * leading space the encoder added is removed when remove_space and ids[0] starts with it. */
+ * leading space the encoder adds is removed when remove_space and the first non-empty
+ * piece (after BOS) starts with a space. */
 size_t tokenizer_decode(const tokenizer *t, const int32_t *ids, size_t n, bool remove_space,
                         char *dst, size_t cap);
 

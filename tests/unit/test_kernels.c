@@ -3,7 +3,9 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/ggml_type.h"
 #include "engine/kernels.h"
@@ -141,4 +143,40 @@ Test(sampler, greedy_and_seeded) {
         same += sampler_sample(&s, l, V) == a[i];
     cr_assert_lt(same, 64);
     sampler_free(&s);
+}
+
+/* K-quant weights (no quantizer here: random block bytes with sane scales) go through the
+ * dequantize-then-dot path; it must equal the reference. */
+static void check_kquant(ggml_type t, size_t block_bytes, size_t d_off) {
+    enum { NK = 512 };
+    static unsigned char w[2 * 210];
+    unsigned seed = 77;
+    for (size_t i = 0; i < sizeof w; i++) {
+        seed = seed * 1103515245u + 12345u;
+        w[i] = (unsigned char)(seed >> 16);
+    }
+    for (int b = 0; b < 2; b++) { /* scale(s) 0.01 as F16 */
+        ggml_half h = ggml_fp32_to_fp16(0.01f);
+        memcpy(w + b * block_bytes + d_off, &h, 2);
+        if (t == GGML_TYPE_Q4_K)
+            memcpy(w + b * block_bytes + 2, &h, 2);
+    }
+    float x[NK], wf[NK], scratch[NK];
+    fill(x, NK, 5);
+    cr_assert(ggml_dequantize_row(t, w, wf, NK));
+    double ref = 0;
+    for (int i = 0; i < NK; i++)
+        ref += (double)wf[i] * x[i];
+    float got = kern_dot(t, w, x, NK, scratch);
+    cr_assert(fabs(got - ref) <= 1e-4 * (1 + fabs(ref)), "%s: %g vs %g", ggml_type_name(t), got, ref);
+    float out[1];
+    kern_matmul(t, w, block_bytes * 2, NK, 0, 1, x, sizeof x, 1, out, 1, scratch);
+    cr_assert_float_eq(out[0], got, 1e-6);
+}
+
+Test(kernels, q4_k_and_q6_k) {
+    cr_assert(kern_weight_supported(GGML_TYPE_Q4_K) && kern_weight_supported(GGML_TYPE_Q6_K));
+    cr_assert_eq(kern_act_type(GGML_TYPE_Q6_K), GGML_TYPE_F32);
+    check_kquant(GGML_TYPE_Q4_K, sizeof(block_q4_K), 0);
+    check_kquant(GGML_TYPE_Q6_K, sizeof(block_q6_K), offsetof(block_q6_K, d));
 }

@@ -1,0 +1,696 @@
+/* serve.c - HTTP routes, request validation, the single-decoder queue, generation (prefix
+ * reuse, sampling, stop strings) and OpenAI response/SSE bodies. libmicrohttpd runs one
+ * thread per connection, so a streaming body is generated inside its content callback and
+ * a client that goes away stops generation at the next token. */
+#include "engine/serve.h"
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/json.h"
+#include "base/sha256.h"
+#include "engine/sampler.h"
+#include "engine/serve_text.h"
+
+#define SERVE_VERSION "0.1.0"
+
+typedef struct serve_metrics {
+    uint64_t requests, errors, prompt_tokens, cached_tokens, generated_tokens;
+    double prefill_s, decode_s;
+} serve_metrics;
+
+struct serve_server {
+    struct MHD_Daemon *d;
+    serve_options opt;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool busy, ready;
+    int waiting;
+    serve_backend b;
+    char *id, *file, *sha256, *revision, *hardware;
+    const chat_format *chat;
+    serve_metrics m;
+    int32_t *cache; /* tokens in the backend's KV cache, under the decoder lock */
+    int n_cache;
+    float *logits;
+    uint64_t next_id;
+};
+
+/* ---- errors and small helpers ---- */
+
+typedef struct serve_status {
+    int code;
+    const char *type;
+    char msg[256];
+} serve_status;
+
+static void status_set(serve_status *st, int code, const char *type, const char *fmt, const char *arg) {
+    st->code = code;
+    st->type = type;
+    snprintf(st->msg, sizeof st->msg, fmt, arg ? arg : "");
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, int code, const char *ctype, char *body,
+                                 const char *retry_after) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) { free(body); return MHD_NO; }
+    MHD_add_response_header(r, "Content-Type", ctype);
+    if (retry_after) MHD_add_response_header(r, "Retry-After", retry_after);
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, int code, json_t *v) {
+    char *s = json_dumps(v, JSON_COMPACT);
+    json_decref(v);
+    if (!s) return MHD_NO;
+    return send_text(c, code, "application/json", s, NULL);
+}
+
+static enum MHD_Result send_error(serve_server *s, struct MHD_Connection *c, const serve_status *st) {
+    pthread_mutex_lock(&s->mu);
+    s->m.errors++;
+    pthread_mutex_unlock(&s->mu);
+    json_t *v = json_pack("{s:{s:s,s:s,s:i}}", "error", "message", st->msg, "type", st->type, "code", st->code);
+    char *body = json_dumps(v, JSON_COMPACT);
+    json_decref(v);
+    if (!body) return MHD_NO;
+    return send_text(c, st->code, "application/json", body, st->code == 503 ? "1" : NULL);
+}
+
+/* ---- the decoder lock and its short queue ---- */
+
+static bool decoder_acquire(serve_server *s) {
+    bool ok = true;
+    pthread_mutex_lock(&s->mu);
+    if (s->busy || s->waiting > 0) {
+        if (s->waiting >= s->opt.queue_max) ok = false;
+        else {
+            s->waiting++;
+            while (s->busy) pthread_cond_wait(&s->cv, &s->mu);
+            s->waiting--;
+        }
+    }
+    if (ok) s->busy = true;
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
+
+static void decoder_release(serve_server *s) {
+    pthread_mutex_lock(&s->mu);
+    s->busy = false;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- requests ---- */
+
+typedef struct serve_req {
+    bool chat, stream, include_usage, cache_prompt;
+    json_t *root;
+    const char *model;
+    int64_t max_tokens;
+    sampler_params sp;
+    uint64_t seed;
+    const char *stops[SERVE_MAX_STOPS];
+    int n_stops;
+    buf prompt;           /* rendered text */
+    int32_t *tokens;      /* or given ids */
+    int n_tokens;
+    bool has_tokens;
+} serve_req;
+
+static void req_free(serve_req *r) {
+    json_decref(r->root);
+    buf_free(&r->prompt);
+    free(r->tokens);
+}
+
+/* Checks that `key`, when present and not null, has the wanted JSON type. */
+static bool type_ok(const json_t *root, const char *key, int want, serve_status *st) {
+    json_t *v = json_object_get(root, key);
+    if (!v || json_is_null(v)) return true;
+    bool ok = want == 'n' ? json_is_number(v) : want == 'i' ? json_is_integer(v) : want == 'b' ? json_is_boolean(v)
+              : want == 's' ? json_is_string(v) : want == 'o' ? json_is_object(v) : true;
+    if (!ok) {
+        static const struct { int c; const char *name; } NAMES[] = {
+            {'n', "a number"}, {'i', "an integer"}, {'b', "a boolean"}, {'s', "a string"}, {'o', "an object"}};
+        const char *name = "valid";
+        for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
+            if (NAMES[i].c == want) name = NAMES[i].name;
+        char fmt[96];
+        snprintf(fmt, sizeof fmt, "'%s' must be %s%%s", key, name);
+        status_set(st, 400, "invalid_request_error", fmt, "");
+    }
+    return ok;
+}
+
+static const struct { const char *key; int type; } FIELD_TYPES[] = {
+    {"model", 's'}, {"max_tokens", 'i'}, {"max_completion_tokens", 'i'}, {"temperature", 'n'}, {"top_k", 'i'},
+    {"top_p", 'n'}, {"seed", 'i'}, {"stream", 'b'}, {"stream_options", 'o'}, {"cache_prompt", 'b'},
+};
+
+/* Parses and validates a body; unknown fields are ignored. */
+static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, serve_req *r, serve_status *st) {
+    memset(r, 0, sizeof *r);
+    buf_init(&r->prompt, 1u << 22);
+    r->chat = chat;
+    json_error_t je;
+    r->root = json_loadb(body, len, 0, &je);
+    if (!r->root) { status_set(st, 400, "invalid_request_error", "malformed JSON: %s", je.text); return false; }
+    if (!json_is_object(r->root)) {
+        status_set(st, 400, "invalid_request_error", "the body must be a JSON object%s", "");
+        return false;
+    }
+    for (size_t i = 0; i < sizeof FIELD_TYPES / sizeof FIELD_TYPES[0]; i++)
+        if (!type_ok(r->root, FIELD_TYPES[i].key, FIELD_TYPES[i].type, st)) return false;
+    r->model = json_get_str(r->root, "model", NULL);
+    if (r->model && r->model[0] && strcmp(r->model, s->id) != 0) {
+        status_set(st, 404, "not_found_error", "model '%s' does not exist", r->model);
+        return false;
+    }
+    r->max_tokens = json_get_int(r->root, "max_tokens", json_get_int(r->root, "max_completion_tokens", chat ? -1 : 16));
+    if (r->max_tokens < -1 || (json_object_get(r->root, "max_tokens") && r->max_tokens < 0)) {
+        status_set(st, 400, "invalid_request_error", "'max_tokens' must be >= 0%s", "");
+        return false;
+    }
+    r->sp.temperature = (float)json_get_num(r->root, "temperature", 1.0);
+    r->sp.top_k = (int)json_get_int(r->root, "top_k", 0);
+    r->sp.top_p = (float)json_get_num(r->root, "top_p", 1.0);
+    if (r->sp.temperature < 0 || r->sp.top_p < 0 || r->sp.top_p > 1) {
+        status_set(st, 400, "invalid_request_error", "'temperature' must be >= 0 and 'top_p' in [0, 1]%s", "");
+        return false;
+    }
+    r->seed = (uint64_t)json_get_int(r->root, "seed", (int64_t)(clock_now_ns() & 0x7fffffff));
+    r->stream = json_get_bool(r->root, "stream", false);
+    r->include_usage = json_get_bool(json_object_get(r->root, "stream_options"), "include_usage", false);
+    r->cache_prompt = json_get_bool(r->root, "cache_prompt", true) && s->opt.prompt_cache;
+    json_t *stop = json_object_get(r->root, "stop");
+    if (json_is_string(stop)) r->stops[r->n_stops++] = json_string_value(stop);
+    else if (json_is_array(stop)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(stop, i, v) {
+            if (!json_is_string(v) || i >= SERVE_MAX_STOPS) {
+                status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings%s", "");
+                return false;
+            }
+            r->stops[r->n_stops++] = json_string_value(v);
+        }
+    } else if (stop && !json_is_null(stop)) {
+        status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings%s", "");
+        return false;
+    }
+    char err[200] = "";
+    if (chat) {
+        if (chat_render(s->chat, json_object_get(r->root, "messages"), &r->prompt, err, sizeof err)) {
+            status_set(st, 400, "invalid_request_error", "%s", err);
+            return false;
+        }
+        return true;
+    }
+    json_t *p = json_object_get(r->root, "prompt");
+    if (json_is_string(p)) {
+        if (!s->chat->raw_text) {
+            status_set(st, 400, "invalid_request_error",
+                       "this model's chat format (%s) does not accept raw text: use /v1/chat/completions", s->chat->name);
+            return false;
+        }
+        return buf_append_str(&r->prompt, json_string_value(p)) == PACER_OK;
+    }
+    if (json_is_array(p) && json_array_size(p) > 0 && json_is_integer(json_array_get(p, 0))) {
+        size_t i, n = json_array_size(p);
+        json_t *v;
+        r->tokens = malloc(n * sizeof *r->tokens);
+        if (!r->tokens) return false;
+        r->has_tokens = true;
+        json_array_foreach(p, i, v) {
+            json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
+            if (id < 0 || id >= s->b.n_vocab) {
+                snprintf(err, sizeof err, "prompt[%zu] is not a token id of this model", i);
+                status_set(st, 400, "invalid_request_error", "%s", err);
+                return false;
+            }
+            r->tokens[r->n_tokens++] = (int32_t)id;
+        }
+        return true;
+    }
+    status_set(st, 400, "invalid_request_error", "'prompt' must be a string or an array of token ids%s", "");
+    return false;
+}
+
+/* ---- generation ---- */
+
+typedef struct serve_gen {
+    serve_server *s;
+    serve_req r;
+    char id[40];
+    int64_t created;
+    sampler smp;
+    serve_text text;
+    sha256_ctx hash;
+    int n_prompt, prompt_n, n_past, predicted_n, verify_rounds;
+    int64_t t_prefill_ns, t_decode_ns;
+    const char *finish;
+    bool done, started, sent_final, ended, holds_lock;
+    buf out; /* SSE bytes not yet handed to the socket */
+    buf acc; /* non-streaming: all text */
+} serve_gen;
+
+static void gen_free(serve_gen *g) {
+    if (!g) return;
+    if (g->holds_lock) decoder_release(g->s);
+    sampler_free(&g->smp);
+    serve_text_free(&g->text);
+    sha256_abort(&g->hash);
+    buf_free(&g->out);
+    buf_free(&g->acc);
+    req_free(&g->r);
+    free(g);
+}
+
+/* Tokenizes, checks the context, reuses the cached prefix and evaluates the rest. */
+static bool gen_prefill(serve_gen *g, serve_status *st) {
+    serve_server *s = g->s;
+    const serve_backend *b = &s->b;
+    int n = g->r.n_tokens;
+    if (!g->r.has_tokens) {
+        int need = 0;
+        if (b->encode(b->ctx, g->r.prompt.data ? g->r.prompt.data : "", g->r.chat, NULL, 0, &need)) goto fail;
+        free(g->r.tokens);
+        g->r.tokens = malloc(((size_t)need + 1) * sizeof(int32_t));
+        if (!g->r.tokens || b->encode(b->ctx, g->r.prompt.data ? g->r.prompt.data : "", g->r.chat, g->r.tokens, need, &n))
+            goto fail;
+        g->r.n_tokens = n;
+    }
+    g->n_prompt = n;
+    if (n == 0) { status_set(st, 400, "invalid_request_error", "the prompt is empty%s", ""); return false; }
+    if (n >= b->n_ctx) {
+        char m[64];
+        snprintf(m, sizeof m, "%d tokens, the context holds %d", n, b->n_ctx);
+        status_set(st, 400, "invalid_request_error", "the prompt is too long for the context: %s", m);
+        return false;
+    }
+    int common = 0;
+    if (g->r.cache_prompt)
+        while (common < n && common < s->n_cache && s->cache[common] == g->r.tokens[common]) common++;
+    if (common == n) common = n - 1; /* the last token is evaluated again for its logits */
+    int64_t t0 = clock_now_ns();
+    s->n_cache = 0;
+    if (b->eval(b->ctx, g->r.tokens + common, n - common, common, s->logits)) goto fail;
+    g->t_prefill_ns = clock_now_ns() - t0;
+    memcpy(s->cache, g->r.tokens, (size_t)n * sizeof(int32_t));
+    s->n_cache = n;
+    g->n_past = n;
+    g->prompt_n = n - common;
+    sampler_init(&g->smp, &g->r.sp, g->r.seed);
+    serve_text_init(&g->text, g->r.stops, g->r.n_stops);
+    if (sha256_begin(&g->hash)) goto fail;
+    if (g->r.max_tokens == 0) { g->done = true; g->finish = "length"; }
+    return true;
+fail:
+    status_set(st, 500, "server_error", "the engine failed%s", "");
+    return false;
+}
+
+/* Generates one token and appends its emittable text to `text`. */
+static pacer_err gen_step(serve_gen *g, buf *text) {
+    serve_server *s = g->s;
+    const serve_backend *b = &s->b;
+    int64_t t0 = clock_now_ns();
+    pacer_err rc = PACER_OK;
+    int32_t tok = sampler_sample(&g->smp, s->logits, b->n_vocab);
+    if (tok < 0) return PACER_ERR_NOMEM;
+    if (b->is_eog(b->ctx, tok)) { g->done = true; g->finish = "stop"; goto out; }
+    uint8_t le[4] = {(uint8_t)tok, (uint8_t)(tok >> 8), (uint8_t)(tok >> 16), (uint8_t)(tok >> 24)};
+    sha256_update(&g->hash, le, 4);
+    g->predicted_n++;
+    size_t plen = 0;
+    const char *piece = b->piece(b->ctx, tok, &plen);
+    if ((rc = serve_text_push(&g->text, piece, plen, text))) goto out;
+    if (g->text.stopped) { g->done = true; g->finish = "stop"; goto out; }
+    if ((g->r.max_tokens >= 0 && g->predicted_n >= g->r.max_tokens) || g->n_past + 1 >= b->n_ctx) {
+        g->done = true; g->finish = "length"; goto out;
+    }
+    s->n_cache = 0;
+    if ((rc = b->eval(b->ctx, &tok, 1, g->n_past, s->logits))) goto out;
+    g->verify_rounds++;
+    s->cache[g->n_past++] = tok;
+    s->n_cache = g->n_past;
+out:
+    if (g->done && rc == PACER_OK) rc = serve_text_flush(&g->text, text);
+    g->t_decode_ns += clock_now_ns() - t0;
+    return rc;
+}
+
+static json_t *gen_timings(const serve_gen *g) {
+    double pms = (double)g->t_prefill_ns / 1e6, dms = (double)g->t_decode_ns / 1e6;
+    return json_pack("{s:i,s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:i}", "prompt_n", g->prompt_n, "prompt_ms", pms,
+                     "prompt_per_second", pms > 0 ? g->prompt_n * 1e3 / pms : 0.0, "predicted_n", g->predicted_n,
+                     "predicted_ms", dms, "predicted_per_second", dms > 0 ? g->predicted_n * 1e3 / dms : 0.0,
+                     "draft_n", 0, "draft_n_accepted", 0, "verify_rounds", g->verify_rounds);
+}
+
+static json_t *gen_usage(const serve_gen *g) {
+    return json_pack("{s:i,s:i,s:i}", "prompt_tokens", g->n_prompt, "completion_tokens", g->predicted_n,
+                     "total_tokens", g->n_prompt + g->predicted_n);
+}
+
+static void gen_hash_hex(serve_gen *g, char hex[65]) {
+    uint8_t d[32];
+    if (sha256_end(&g->hash, d) == PACER_OK) sha256_to_hex(d, hex);
+    else hex[0] = 0;
+}
+
+static void gen_account(serve_gen *g) {
+    serve_server *s = g->s;
+    pthread_mutex_lock(&s->mu);
+    s->m.prompt_tokens += (uint64_t)g->n_prompt;
+    s->m.cached_tokens += (uint64_t)(g->n_prompt - g->prompt_n);
+    s->m.generated_tokens += (uint64_t)g->predicted_n;
+    s->m.prefill_s += (double)g->t_prefill_ns / 1e9;
+    s->m.decode_s += (double)g->t_decode_ns / 1e9;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* One choice: text (completions), delta (chat stream) or message (chat body). */
+static json_t *gen_choice(const serve_gen *g, const char *text, size_t len, bool role, const char *finish, bool body) {
+    json_t *c = json_pack("{s:i}", "index", 0);
+    json_t *t = json_stringn(text ? text : "", text ? len : 0);
+    if (!g->r.chat) {
+        json_object_set_new(c, "text", t);
+        json_object_set_new(c, "logprobs", json_null());
+    } else if (body) {
+        json_object_set_new(c, "message", json_pack("{s:s,s:o}", "role", "assistant", "content", t));
+    } else {
+        json_t *d = json_object();
+        if (role) json_object_set_new(d, "role", json_string("assistant"));
+        if (len || role) json_object_set_new(d, "content", t);
+        else json_decref(t);
+        json_object_set_new(c, "delta", d);
+    }
+    json_object_set_new(c, "finish_reason", finish ? json_string(finish) : json_null());
+    return c;
+}
+
+static json_t *gen_envelope(const serve_gen *g, bool body) {
+    const char *obj = g->r.chat ? (body ? "chat.completion" : "chat.completion.chunk") : "text_completion";
+    return json_pack("{s:s,s:s,s:I,s:s,s:[]}", "id", g->id, "object", obj, "created", (json_int_t)g->created,
+                     "model", g->s->id, "choices");
+}
+
+static pacer_err sse_append(buf *out, json_t *v) {
+    char *s = json_dumps(v, JSON_COMPACT);
+    json_decref(v);
+    if (!s) return PACER_ERR_NOMEM;
+    pacer_err rc = buf_appendf(out, "data: %s\n\n", s);
+    free(s);
+    return rc;
+}
+
+/* Produces the next SSE events into g->out. */
+static pacer_err gen_stream_more(serve_gen *g) {
+    pacer_err rc = PACER_OK;
+    if (!g->started) {
+        g->started = true;
+        if (g->r.chat) {
+            json_t *v = gen_envelope(g, false);
+            json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, true, NULL, false));
+            return sse_append(&g->out, v);
+        }
+    }
+    if (!g->done) {
+        buf text;
+        buf_init(&text, 1u << 20);
+        rc = gen_step(g, &text);
+        if (rc == PACER_OK && text.len) {
+            json_t *v = gen_envelope(g, false);
+            json_array_append_new(json_object_get(v, "choices"), gen_choice(g, text.data, text.len, false, NULL, false));
+            rc = sse_append(&g->out, v);
+        }
+        buf_free(&text);
+        if (rc || !g->done) return rc;
+    }
+    if (!g->sent_final) {
+        g->sent_final = true;
+        gen_account(g);
+        char hex[65];
+        gen_hash_hex(g, hex);
+        json_t *v = gen_envelope(g, false);
+        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->finish, false));
+        json_object_set_new(v, "timings", gen_timings(g));
+        json_object_set_new(v, "token_hash", json_string(hex));
+        if ((rc = sse_append(&g->out, v))) return rc;
+        if (g->r.include_usage) {
+            v = gen_envelope(g, false);
+            json_object_set_new(v, "usage", gen_usage(g));
+            if ((rc = sse_append(&g->out, v))) return rc;
+        }
+        rc = buf_append_str(&g->out, "data: [DONE]\n\n");
+        if (g->holds_lock) { g->holds_lock = false; decoder_release(g->s); }
+    }
+    return rc;
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *dst, size_t max) {
+    serve_gen *g = cls;
+    (void)pos;
+    while (g->out.len == 0) {
+        if (g->sent_final) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (gen_stream_more(g)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    size_t n = g->out.len < max ? g->out.len : max;
+    memcpy(dst, g->out.data, n);
+    buf_consume(&g->out, n);
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls) { gen_free(cls); }
+
+static enum MHD_Result route_generate(serve_server *s, struct MHD_Connection *c, const buf *body, bool chat) {
+    serve_status st = {0};
+    serve_gen *g = calloc(1, sizeof *g);
+    if (!g) return MHD_NO;
+    g->s = s;
+    buf_init(&g->out, 1u << 22);
+    buf_init(&g->acc, 1u << 24);
+    pthread_mutex_lock(&s->mu);
+    s->m.requests++;
+    snprintf(g->id, sizeof g->id, "%s-%llu", chat ? "chatcmpl" : "cmpl", (unsigned long long)++s->next_id);
+    pthread_mutex_unlock(&s->mu);
+    g->created = (int64_t)time(NULL);
+    enum MHD_Result ret;
+    if (!req_parse(s, body->data ? body->data : "", body->len, chat, &g->r, &st)) goto error;
+    if (!decoder_acquire(s)) {
+        status_set(&st, 503, "unavailable_error", "the server is busy: retry later%s", "");
+        goto error;
+    }
+    g->holds_lock = true;
+    if (!gen_prefill(g, &st)) goto error;
+    if (g->r.stream) {
+        struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, g, stream_free);
+        if (!r) { gen_free(g); return MHD_NO; }
+        MHD_add_response_header(r, "Content-Type", "text/event-stream");
+        MHD_add_response_header(r, "Cache-Control", "no-cache");
+        ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
+    while (!g->done)
+        if (gen_step(g, &g->acc)) { status_set(&st, 500, "server_error", "the engine failed%s", ""); goto error; }
+    gen_account(g);
+    char hex[65];
+    gen_hash_hex(g, hex);
+    json_t *v = gen_envelope(g, true);
+    json_array_append_new(json_object_get(v, "choices"), gen_choice(g, g->acc.data, g->acc.len, false, g->finish, true));
+    json_object_set_new(v, "usage", gen_usage(g));
+    json_object_set_new(v, "timings", gen_timings(g));
+    json_object_set_new(v, "token_hash", json_string(hex));
+    gen_free(g);
+    return send_json(c, 200, v);
+error:
+    gen_free(g);
+    return send_error(s, c, &st);
+}
+
+/* ---- other routes ---- */
+
+static json_t *model_object(serve_server *s) {
+    return json_pack("{s:s,s:s,s:I,s:s,s:s,s:b,s:i}", "id", s->id, "object", "model", "created", (json_int_t)0,
+                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->b.n_ctx);
+}
+
+static enum MHD_Result route_models(serve_server *s, struct MHD_Connection *c) {
+    return send_json(c, 200, json_pack("{s:s,s:[o]}", "object", "list", "data", model_object(s)));
+}
+
+static enum MHD_Result route_manifest(serve_server *s, struct MHD_Connection *c) {
+    json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:o,s:[{s:s,s:s,s:s}],s:o,s:i,s:s,s:b,s:b}", "engine", "pacer", "version",
+                          SERVE_VERSION, "backend", "cpu", "model", s->id, "hardware", hw ? hw : json_string("unknown"),
+                          "checkpoints", "role", "target", "file", s->file, "sha256", s->sha256, "revision",
+                          s->revision[0] ? json_string(s->revision) : json_null(), "rank_count", 1, "chat_format",
+                          s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
+    return send_json(c, 200, v);
+}
+
+static enum MHD_Result route_metrics(serve_server *s, struct MHD_Connection *c) {
+    buf b;
+    buf_init(&b, 1u << 16);
+    pthread_mutex_lock(&s->mu);
+    serve_metrics m = s->m;
+    pthread_mutex_unlock(&s->mu);
+    buf_appendf(&b,
+                "# TYPE pacer_requests_total counter\npacer_requests_total %llu\n"
+                "# TYPE pacer_request_errors_total counter\npacer_request_errors_total %llu\n"
+                "# TYPE pacer_prompt_tokens_total counter\npacer_prompt_tokens_total %llu\n"
+                "# TYPE pacer_prompt_tokens_cached_total counter\npacer_prompt_tokens_cached_total %llu\n"
+                "# TYPE pacer_generated_tokens_total counter\npacer_generated_tokens_total %llu\n"
+                "# TYPE pacer_prefill_seconds_total counter\npacer_prefill_seconds_total %.6f\n"
+                "# TYPE pacer_decode_seconds_total counter\npacer_decode_seconds_total %.6f\n",
+                (unsigned long long)m.requests, (unsigned long long)m.errors, (unsigned long long)m.prompt_tokens,
+                (unsigned long long)m.cached_tokens, (unsigned long long)m.generated_tokens, m.prefill_s, m.decode_s);
+    char *text = buf_detach(&b);
+    if (!text) return MHD_NO;
+    return send_text(c, 200, "text/plain; version=0.0.4", text, NULL);
+}
+
+/* ---- dispatch ---- */
+
+typedef struct conn_state {
+    buf body;
+    bool too_big;
+} conn_state;
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls) {
+    serve_server *s = cls;
+    conn_state *cs = *con_cls;
+    (void)version;
+    if (!cs) {
+        cs = calloc(1, sizeof *cs);
+        if (!cs) return MHD_NO;
+        buf_init(&cs->body, s->opt.max_body);
+        *con_cls = cs;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!cs->too_big && buf_append(&cs->body, upload, *upload_size)) cs->too_big = true;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    serve_status st = {0};
+    bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+    bool ready;
+    pthread_mutex_lock(&s->mu);
+    ready = s->ready;
+    pthread_mutex_unlock(&s->mu);
+    if (cs->too_big) {
+        status_set(&st, 413, "invalid_request_error", "the request body is larger than the server accepts%s", "");
+        return send_error(s, c, &st);
+    }
+    if (get && strcmp(url, "/health") == 0) {
+        return ready ? send_json(c, 200, json_pack("{s:s}", "status", "ok"))
+                     : (status_set(&st, 503, "unavailable_error", "loading the model%s", ""), send_error(s, c, &st));
+    }
+    if (get && strcmp(url, "/metrics") == 0) return route_metrics(s, c);
+    bool known = (get && (strcmp(url, "/v1/models") == 0 || strcmp(url, "/v1/benchmark/manifest") == 0)) ||
+                 (post && (strcmp(url, "/v1/completions") == 0 || strcmp(url, "/v1/chat/completions") == 0));
+    if (!known) {
+        status_set(&st, 404, "not_found_error", "no route %s", url);
+        return send_error(s, c, &st);
+    }
+    if (!ready) {
+        status_set(&st, 503, "unavailable_error", "loading the model%s", "");
+        return send_error(s, c, &st);
+    }
+    if (strcmp(url, "/v1/models") == 0) return route_models(s, c);
+    if (strcmp(url, "/v1/benchmark/manifest") == 0) return route_manifest(s, c);
+    return route_generate(s, c, &cs->body, strcmp(url, "/v1/chat/completions") == 0);
+}
+
+static void request_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t) {
+    conn_state *cs = *con_cls;
+    (void)cls; (void)c; (void)t;
+    if (cs) { buf_free(&cs->body); free(cs); *con_cls = NULL; }
+}
+
+void serve_options_default(serve_options *o) {
+    memset(o, 0, sizeof *o);
+    o->host = "127.0.0.1";
+    o->prompt_cache = true;
+    o->queue_max = 4;
+    o->max_body = 1u << 20;
+}
+
+pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len) {
+    *out = NULL;
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)o->port);
+    if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
+        snprintf(err, err_len, "--host must be an IPv4 address: %s", o->host);
+        return PACER_ERR_ARG;
+    }
+    serve_server *s = calloc(1, sizeof *s);
+    if (!s) return PACER_ERR_NOMEM;
+    s->opt = *o;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
+                            NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED,
+                            request_done, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+    if (!s->d) {
+        snprintf(err, err_len, "cannot listen on %s:%d", o->host, o->port);
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        free(s);
+        return PACER_ERR_NET;
+    }
+    *out = s;
+    return PACER_OK;
+}
+
+int serve_port(const serve_server *s) {
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    return i ? i->port : 0;
+}
+
+static char *dup_or_empty(const char *v) { return strdup(v ? v : ""); }
+
+pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_model_info *info) {
+    const char *slash = info->path ? strrchr(info->path, '/') : NULL;
+    pthread_mutex_lock(&s->mu);
+    s->b = *b;
+    s->id = dup_or_empty(info->id);
+    s->file = dup_or_empty(slash ? slash + 1 : info->path);
+    s->sha256 = dup_or_empty(info->sha256);
+    s->revision = dup_or_empty(info->revision);
+    s->hardware = info->hardware_json ? strdup(info->hardware_json) : NULL;
+    s->chat = info->chat ? info->chat : chat_format_by_name("plain");
+    s->cache = malloc((size_t)(b->n_ctx + 1) * sizeof(int32_t));
+    s->logits = malloc((size_t)b->n_vocab * sizeof(float));
+    bool ok = s->id && s->file && s->sha256 && s->revision && s->cache && s->logits;
+    s->ready = ok;
+    pthread_mutex_unlock(&s->mu);
+    return ok ? PACER_OK : PACER_ERR_NOMEM;
+}
+
+void serve_stop(serve_server *s) {
+    if (!s) return;
+    MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);
+    free(s->cache); free(s->logits);
+    free(s);
+}

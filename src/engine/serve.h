@@ -1,0 +1,60 @@
+/* serve.h - the OpenAI-compatible HTTP server behind `pacer serve` (libmicrohttpd):
+ * /health, /v1/models, /v1/completions, /v1/chat/completions (streaming or not),
+ * /v1/benchmark/manifest, /metrics. The model is reached through serve_backend so the
+ * HTTP layer can be tested with a scripted model; serve_engine.c binds the real engine. */
+#ifndef PACER_SERVE_H
+#define PACER_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "engine/chat.h"
+
+/* What the server needs from a model. All calls happen under the decoder lock. */
+typedef struct serve_backend {
+    void *ctx;
+    int n_vocab, n_ctx;
+    /* Tokenizes `text` (special tokens parsed when `special`), adding BOS per the model.
+     * Writes at most `max` ids; *n is the count needed (may exceed max). */
+    pacer_err (*encode)(void *ctx, const char *text, bool special, int32_t *out, int max, int *n);
+    /* Bytes token `tok` decodes to (may be empty, never NULL). */
+    const char *(*piece)(void *ctx, int32_t tok, size_t *len);
+    bool (*is_eog)(void *ctx, int32_t tok);
+    /* engine_eval semantics: positions >= pos are dropped; logits of the last token. */
+    pacer_err (*eval)(void *ctx, const int32_t *tokens, int n, int pos, float *logits);
+} serve_backend;
+
+/* Facts about the loaded model, for /v1/models and the manifest. Strings are copied. */
+typedef struct serve_model_info {
+    const char *id;              /* --name or the file name */
+    const char *path;            /* checkpoint path ("" for none) */
+    const char *sha256;          /* checkpoint hex digest or "" */
+    const char *revision;        /* HF snapshot commit or "" */
+    const char *hardware_json;   /* a JSON object text, or NULL for "unknown" */
+    const chat_format *chat;     /* never NULL once ready */
+} serve_model_info;
+
+typedef struct serve_options {
+    const char *host;       /* default 127.0.0.1 */
+    int port;               /* 0: any free port */
+    bool prompt_cache;      /* reuse the common prompt prefix (default on) */
+    int queue_max;          /* requests that may wait for the decoder (default 4) */
+    size_t max_body;        /* request body cap in bytes (default 1 MiB) */
+} serve_options;
+
+typedef struct serve_server serve_server;
+
+/* Defaults for every field. */
+void serve_options_default(serve_options *o);
+/* Starts listening (health answers 503 until serve_set_model). `err` gets one line. */
+pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len);
+/* The bound port. */
+int serve_port(const serve_server *s);
+/* Makes the model live: /health turns 200. The backend must outlive the server. */
+pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_model_info *info);
+/* Stops listening, waits for in-flight requests, frees. Accepts NULL. */
+void serve_stop(serve_server *s);
+
+#endif

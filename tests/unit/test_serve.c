@@ -1,0 +1,422 @@
+/* test_serve.c - the serve layer: stop/UTF-8 holdback, chat rendering and format
+ * detection, and the HTTP server on a real loopback port with a scripted byte-level model
+ * (token = byte + 0..255, 256 = end of generation; the next byte is always last + 1). */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/sha256.h"
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+#include "engine/chat.h"
+#include "engine/serve.h"
+#include "engine/serve_text.h"
+
+/* ---- text ---- */
+
+static char *push_all(const char *const *pieces, int n, const char *const *stops, int n_stops, bool *stopped) {
+    serve_text t;
+    buf out;
+    buf_init(&out, 4096);
+    serve_text_init(&t, stops, n_stops);
+    for (int i = 0; i < n && !t.stopped; i++) serve_text_push(&t, pieces[i], strlen(pieces[i]), &out);
+    serve_text_flush(&t, &out);
+    *stopped = t.stopped;
+    serve_text_free(&t);
+    return buf_detach(&out);
+}
+
+Test(serve_text, stop_split_across_tokens) {
+    const char *pieces[] = {"hello wo", "r", "ld! more"};
+    const char *stops[] = {"world"};
+    bool stopped;
+    char *s = push_all(pieces, 3, stops, 1, &stopped);
+    cr_assert(stopped);
+    cr_assert_str_eq(s, "hello ");
+    free(s);
+}
+
+Test(serve_text, holdback_released_when_not_a_stop) {
+    serve_text t;
+    buf out;
+    buf_init(&out, 4096);
+    const char *stops[] = {"END"};
+    serve_text_init(&t, stops, 1);
+    serve_text_push(&t, "abE", 3, &out);
+    cr_assert_eq(out.len, 2); /* "E" held */
+    serve_text_push(&t, "x", 1, &out);
+    cr_assert_str_eq(out.data, "abEx");
+    serve_text_free(&t);
+    buf_free(&out);
+}
+
+Test(serve_text, utf8_never_partial) {
+    serve_text t;
+    buf out;
+    buf_init(&out, 4096);
+    serve_text_init(&t, NULL, 0);
+    serve_text_push(&t, "a\xE2\x82", 3, &out); /* euro sign cut short */
+    cr_assert_str_eq(out.data, "a");
+    serve_text_push(&t, "\xAC", 1, &out);
+    cr_assert_str_eq(out.data, "a\xE2\x82\xAC");
+    serve_text_push(&t, "\xFF", 1, &out); /* invalid: replaced */
+    cr_assert_str_eq(out.data, "a\xE2\x82\xAC\xEF\xBF\xBD");
+    serve_text_push(&t, "\xF0\x9F", 2, &out);
+    serve_text_flush(&t, &out); /* cut short at the end: replaced, still valid */
+    cr_assert_str_eq(out.data, "a\xE2\x82\xAC\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+    serve_text_free(&t);
+    buf_free(&out);
+}
+
+/* ---- chat ---- */
+
+static char *render(const char *fmt, const char *msgs) {
+    json_t *m = json_loads(msgs, 0, NULL);
+    buf out;
+    buf_init(&out, 4096);
+    char err[128];
+    cr_assert_eq(chat_render(chat_format_by_name(fmt), m, &out, err, sizeof err), PACER_OK);
+    json_decref(m);
+    return buf_detach(&out);
+}
+
+Test(chat, renders_each_family) {
+    const char *msgs = "[{\"role\":\"system\",\"content\":\"S\"},{\"role\":\"user\",\"content\":\"U\"}]";
+    char *s = render("chatml", msgs);
+    cr_assert_str_eq(s, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n");
+    free(s);
+    s = render("llama3", msgs);
+    cr_assert_str_eq(s, "<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                        "\n\nU<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+    free(s);
+    s = render("llama2", msgs);
+    cr_assert_str_eq(s, "[INST] <<SYS>>\nS\n<</SYS>>\n\nU [/INST]");
+    free(s);
+    s = render("mistral", msgs);
+    cr_assert_str_eq(s, "[INST] S\n\nU [/INST]");
+    free(s);
+    s = render("plain", msgs);
+    cr_assert_str_eq(s, "system: S\nuser: U\nassistant:");
+    free(s);
+}
+
+Test(chat, rejects_bad_messages) {
+    json_t *m = json_loads("[{\"role\":\"user\",\"content\":3}]", 0, NULL);
+    buf out;
+    buf_init(&out, 4096);
+    char err[128];
+    cr_assert_eq(chat_render(chat_format_by_name("chatml"), m, &out, err, sizeof err), PACER_ERR_FORMAT);
+    cr_assert(strstr(err, "messages[0]"));
+    json_decref(m);
+    buf_free(&out);
+}
+
+static bool has_im_start(void *ctx, const char *t) { (void)ctx; return strcmp(t, "<|im_start|>") == 0; }
+
+Test(chat, detects_from_template_then_vocab) {
+    cr_assert_str_eq(chat_format_detect("{% for m in messages %}<|start_header_id|>{{m.role}}", NULL, NULL)->name, "llama3");
+    cr_assert_str_eq(chat_format_detect("<|im_start|>{{ role }}", NULL, NULL)->name, "chatml");
+    cr_assert_str_eq(chat_format_detect("[INST] <<SYS>>", NULL, NULL)->name, "llama2");
+    cr_assert_str_eq(chat_format_detect("{{ '[INST] ' + content }}", NULL, NULL)->name, "mistral");
+    cr_assert_str_eq(chat_format_detect(NULL, has_im_start, NULL)->name, "chatml");
+    cr_assert_str_eq(chat_format_detect(NULL, NULL, NULL)->name, "plain");
+}
+
+/* ---- the scripted model ---- */
+
+typedef struct fake {
+    int evals, evaluated;
+    int64_t delay_ns;
+    int32_t last;
+    char piece[2];
+} fake;
+
+static pacer_err fake_encode(void *ctx, const char *text, bool special, int32_t *out, int max, int *n) {
+    (void)ctx; (void)special;
+    int len = (int)strlen(text);
+    for (int i = 0; i < len && i < max; i++) out[i] = (unsigned char)text[i];
+    *n = len;
+    return PACER_OK;
+}
+static const char *fake_piece(void *ctx, int32_t tok, size_t *len) {
+    fake *f = ctx;
+    f->piece[0] = (char)tok;
+    *len = tok < 256 ? 1 : 0;
+    return f->piece;
+}
+static bool fake_eog(void *ctx, int32_t tok) { (void)ctx; return tok == 256; }
+static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits) {
+    fake *f = ctx;
+    f->evals++;
+    f->evaluated += n;
+    if (f->delay_ns) {
+        struct timespec ts = {0, (long)f->delay_ns};
+        nanosleep(&ts, NULL);
+    }
+    int32_t last = tokens[n - 1];
+    for (int i = 0; i < 257; i++) logits[i] = 0;
+    logits[last == 'z' ? 256 : (last + 1) % 256] = 10; /* ... x y z then end */
+    (void)pos;
+    return PACER_OK;
+}
+
+static fake F;
+static serve_server *S;
+static char BASE[64];
+
+static void start(size_t max_body, int queue_max) {
+    memset(&F, 0, sizeof F);
+    serve_options o;
+    serve_options_default(&o);
+    if (max_body) o.max_body = max_body;
+    if (queue_max >= 0) o.queue_max = queue_max;
+    char err[128];
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
+    snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
+}
+static void set_model(void) {
+    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain")};
+    cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
+}
+static void setup(void) { start(0, -1); set_model(); }
+static void teardown(void) { serve_stop(S); S = NULL; }
+
+static size_t sink(char *p, size_t sz, size_t n, void *ud) { buf_append(ud, p, sz * n); return sz * n; }
+
+/* Sends a request; returns the status, body in *body (free()), Retry-After in ra. */
+static long http(const char *method, const char *path, const char *body, char **out) {
+    CURL *c = curl_easy_init();
+    char url[256];
+    snprintf(url, sizeof url, "%s%s", BASE, path);
+    buf b;
+    buf_init(&b, 1u << 22);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    long code = 0;
+    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    *out = buf_detach(&b);
+    return code;
+}
+
+static void expect_error(const char *method, const char *path, const char *body, long want) {
+    char *r;
+    long code = http(method, path, body, &r);
+    cr_assert_eq(code, want, "%s %s -> %ld: %s", method, path, code, r);
+    json_t *v = json_loads(r, 0, NULL);
+    cr_assert(json_is_string(json_object_get(json_object_get(v, "error"), "message")), "%s", r);
+    cr_assert(json_is_string(json_object_get(json_object_get(v, "error"), "type")), "%s", r);
+    json_decref(v);
+    free(r);
+}
+
+Test(serve_http, health_loading_then_ready) {
+    start(0, -1);
+    char *r;
+    cr_assert_eq(http("GET", "/health", NULL, &r), 503);
+    free(r);
+    set_model();
+    cr_assert_eq(http("GET", "/health", NULL, &r), 200);
+    free(r);
+    teardown();
+}
+
+Test(serve_http, completion_body, .init = setup, .fini = teardown) {
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":5,\"temperature\":0,\"junk\":[1]}", &r), 200);
+    json_t *v = json_loads(r, 0, NULL);
+    json_t *c0 = json_array_get(json_object_get(v, "choices"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "text")), "bcdef");
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "finish_reason")), "length");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "usage"), "completion_tokens")), 5);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "usage"), "prompt_tokens")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "timings"), "predicted_n")), 5);
+    cr_assert_eq(strlen(json_string_value(json_object_get(v, "token_hash"))), 64);
+    /* the hash is over the ids as little-endian int32 */
+    char want[65];
+    uint8_t ids[20] = {'b', 0, 0, 0, 'c', 0, 0, 0, 'd', 0, 0, 0, 'e', 0, 0, 0, 'f', 0, 0, 0};
+    sha256_hex(ids, sizeof ids, want);
+    cr_assert_str_eq(json_string_value(json_object_get(v, "token_hash")), want);
+    json_decref(v);
+    free(r);
+}
+
+Test(serve_http, stop_and_eog, .init = setup, .fini = teardown) {
+    char *r;
+    http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":20,\"stop\":[\"ef\"]}", &r);
+    json_t *v = json_loads(r, 0, NULL);
+    json_t *c0 = json_array_get(json_object_get(v, "choices"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "text")), "bcd");
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "finish_reason")), "stop");
+    json_decref(v);
+    free(r);
+    http("POST", "/v1/completions", "{\"prompt\":\"w\",\"max_tokens\":20}", &r);
+    v = json_loads(r, 0, NULL);
+    c0 = json_array_get(json_object_get(v, "choices"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "text")), "xyz");
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "finish_reason")), "stop");
+    json_decref(v);
+    free(r);
+}
+
+Test(serve_http, streaming_chat, .init = setup, .fini = teardown) {
+    char *r;
+    cr_assert_eq(http("POST", "/v1/chat/completions",
+                      "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"max_tokens\":3,\"stream\":true,"
+                      "\"stream_options\":{\"include_usage\":true}}", &r), 200);
+    /* role first, then content deltas, a final chunk with finish_reason, usage, [DONE] */
+    cr_assert(strncmp(r, "data: {", 7) == 0, "%s", r);
+    const char *role = strstr(r, "\"role\":\"assistant\"");
+    const char *fin = strstr(r, "\"finish_reason\":\"length\"");
+    const char *usage = strstr(r, "\"usage\":{");
+    const char *done = strstr(r, "data: [DONE]\n\n");
+    cr_assert(role && fin && usage && done && role < fin && fin < usage && usage < done, "%s", r);
+    cr_assert(strstr(r, "\"token_hash\":\"") && strstr(r, "\"timings\":{"), "%s", r);
+    cr_assert_eq(strcmp(done, "data: [DONE]\n\n"), 0);
+    free(r);
+}
+
+Test(serve_http, bad_inputs_then_ok, .init = setup, .fini = teardown) {
+    expect_error("POST", "/v1/completions", "{not json", 400);
+    expect_error("POST", "/v1/completions", "[1,2]", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":\"5\"}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":7}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":[1,999]}", 400);
+    expect_error("POST", "/v1/chat/completions", "{\"messages\":[{\"role\":1}]}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":\"a\",\"model\":\"other\"}", 404);
+    expect_error("GET", "/nowhere", NULL, 404);
+    char longp[200];
+    memset(longp, 'a', sizeof longp);
+    longp[sizeof longp - 1] = 0;
+    char body[300];
+    snprintf(body, sizeof body, "{\"prompt\":\"%s\"}", longp);
+    expect_error("POST", "/v1/completions", body, 400); /* 199 tokens > 64 context */
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"a\",\"model\":\"tiny\",\"max_tokens\":2}", &r), 200);
+    free(r);
+    cr_assert_eq(http("GET", "/v1/models", NULL, &r), 200);
+    json_t *v = json_loads(r, 0, NULL);
+    json_t *m = json_array_get(json_object_get(v, "data"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(m, "id")), "tiny");
+    cr_assert_str_eq(json_string_value(json_object_get(m, "family")), "plain");
+    cr_assert(json_is_true(json_object_get(m, "raw_text")));
+    json_decref(v);
+    free(r);
+}
+
+Test(serve_http, body_cap_413) {
+    start(256, -1);
+    set_model();
+    char body[1024];
+    memset(body, ' ', sizeof body);
+    memcpy(body, "{\"prompt\":\"a\"", 13);
+    body[sizeof body - 2] = '}';
+    body[sizeof body - 1] = 0;
+    expect_error("POST", "/v1/completions", body, 413);
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":1}", &r), 200);
+    free(r);
+    teardown();
+}
+
+Test(serve_http, prompt_cache_reuses_prefix, .init = setup, .fini = teardown) {
+    char *r;
+    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgh\",\"max_tokens\":1}", &r);
+    free(r);
+    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgX\",\"max_tokens\":1}", &r);
+    json_t *v = json_loads(r, 0, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "timings"), "prompt_n")), 1);
+    json_decref(v);
+    free(r);
+    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgX\",\"max_tokens\":1,\"cache_prompt\":false}", &r);
+    v = json_loads(r, 0, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "timings"), "prompt_n")), 8);
+    json_decref(v);
+    free(r);
+    cr_assert_eq(http("GET", "/metrics", NULL, &r), 200);
+    cr_assert(strstr(r, "pacer_requests_total 3\n"), "%s", r);
+    cr_assert(strstr(r, "pacer_generated_tokens_total 3\n"), "%s", r);
+    free(r);
+    cr_assert_eq(http("GET", "/v1/benchmark/manifest", NULL, &r), 200);
+    v = json_loads(r, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(v, "backend")), "cpu");
+    cr_assert_eq(json_integer_value(json_object_get(v, "rank_count")), 1);
+    json_decref(v);
+    free(r);
+}
+
+static void *slow_request(void *arg) {
+    char *r;
+    long code = http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":10}", &r);
+    free(r);
+    return (void *)(intptr_t)code;
+}
+
+Test(serve_http, queue_full_503) {
+    start(0, 0); /* nobody may wait */
+    set_model();
+    F.delay_ns = 50000000; /* 50 ms per eval: the first request holds the decoder ~0.5 s */
+    pthread_t t;
+    pthread_create(&t, NULL, slow_request, NULL);
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+    CURL *c = curl_easy_init();
+    char url[128];
+    snprintf(url, sizeof url, "%s/v1/completions", BASE);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "{\"prompt\":\"a\",\"max_tokens\":1}");
+    buf b;
+    buf_init(&b, 65536);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    long code = 0;
+    curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    struct curl_header *h = NULL;
+    cr_assert_eq(code, 503, "%s", b.data);
+    cr_assert_eq(curl_easy_header(c, "Retry-After", 0, CURLH_HEADER, -1, &h), CURLHE_OK);
+    curl_easy_cleanup(c);
+    buf_free(&b);
+    void *first;
+    pthread_join(t, &first);
+    cr_assert_eq((intptr_t)first, 200);
+    teardown();
+}
+
+static size_t abort_after_first(char *p, size_t sz, size_t n, void *ud) { (void)p; (void)ud; return sz * n > 0 ? 0 : 0; }
+
+Test(serve_http, disconnect_stops_generation) {
+    start(0, -1);
+    set_model();
+    F.delay_ns = 20000000;
+    CURL *c = curl_easy_init();
+    char url[128];
+    snprintf(url, sizeof url, "%s/v1/completions", BASE);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "{\"prompt\":\"a\",\"max_tokens\":60,\"stream\":true}");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, abort_after_first);
+    curl_easy_perform(c); /* fails on purpose at the first bytes */
+    curl_easy_cleanup(c);
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    int evals = F.evals;
+    nanosleep(&ts, NULL);
+    cr_assert_eq(F.evals, evals, "generation went on after the client left");
+    cr_assert_lt(F.evals, 40);
+    /* the decoder is free again */
+    F.delay_ns = 0;
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":1}", &r), 200);
+    free(r);
+    teardown();
+}

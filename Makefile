@@ -88,6 +88,7 @@ bench: deps
 
 # The demo: pacer's main job on its embedded default model.
 demo: all
+	@./scripts/deps.sh --npm
 	./$(BUILD)/pacer bench
 
 clean:

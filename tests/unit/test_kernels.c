@@ -63,7 +63,7 @@ static void check_matmul(ggml_type t) {
     fill(x, NB * N, 5);
     uint64_t rb = 0;
     cr_assert(ggml_type_row_size(t, N, &rb));
-    static unsigned char wq[ROWS * N * 2], aq[NB * N * 2];
+    static unsigned char wq[ROWS * N * 4], aq[NB * N * 4]; /* F32 activations: 4 bytes an element */
     for (int r = 0; r < ROWS; r++)
         ggml_quantize_row(t, w + r * N, wq + r * rb, N);
     size_t as = kern_act_size(t, N);

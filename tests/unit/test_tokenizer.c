@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/gguf.h"
+#include "engine/synth.h"
 #include "engine/tokenizer.h"
 
 #define MODEL "../shared/models/rand-gpt2vocab-f16.gguf"
@@ -23,7 +24,7 @@ static tokenizer *gpt2_open(gguf_file **g) {
 }
 
 /* Builds the Llama-3 tokenizer from the HF tokenizer.json (vocab, merges, added tokens). */
-static tokenizer *llama3_open(void) {
+static tokenizer *llama3_open(const char *pre) {
     json_error_t je;
     json_t *root = json_load_file(LLAMA3_JSON, 0, &je);
     cr_assert_not_null(root, "%s", je.text);
@@ -66,7 +67,7 @@ static tokenizer *llama3_open(void) {
     tokenizer_vocab v;
     tokenizer_vocab_init(&v);
     v.model = "gpt2";
-    v.pre = "llama-bpe";
+    v.pre = pre;
     v.n_tokens = n;
     v.tokens = toks;
     v.token_types = types;
@@ -134,7 +135,7 @@ Test(tokenizer, golden_gpt2) {
 Test(tokenizer, golden_llama3) {
     if (access(GOLDEN, R_OK) != 0) cr_skip_test("reference data absent");
     if (access(LLAMA3_JSON, R_OK) != 0) cr_skip_test("npm Llama-3 tokenizer absent");
-    tokenizer *t = llama3_open();
+    tokenizer *t = llama3_open("llama-bpe");
     cr_assert_eq(tokenizer_n_vocab(t), 128256);
     golden_check(t, "llama3");
     /* special text: parsed only when asked; BOS added by the metadata rule */
@@ -154,6 +155,10 @@ Test(tokenizer, golden_llama3) {
     cr_assert_eq(pl, 0, "control tokens decode to nothing");
     cr_assert(tokenizer_is_eog(t, 128001));
     cr_assert(tokenizer_is_eog(t, 128009), "<|eot_id|> found as eot");
+    cr_assert_str_eq(tokenizer_pre(t), "llama-bpe");
+    /* llama3 groups digits by three */
+    cr_assert_eq(tokenizer_encode(t, "1234567", 7, false, false, ids, 64, &n), PACER_OK);
+    cr_assert_eq(n, 3);
     tokenizer_free(t);
 }
 
@@ -183,6 +188,21 @@ Test(tokenizer, gpt2_special_and_limits) {
     char back[64];
     cr_assert_eq(tokenizer_decode(t, ids, n, false, back, sizeof back), sizeof bad - 1);
     cr_assert_eq(memcmp(back, bad, sizeof bad - 1), 0);
+    /* long runs (one pre-tokenizer match of 200k bytes) encode and round-trip */
+    size_t big = 200000;
+    char *txt = malloc(2 * big + 1), *txt_back = malloc(2 * big + 1);
+    int32_t *many = malloc(2 * big * sizeof *many);
+    cr_assert(txt && txt_back && many);
+    memset(txt, ' ', big);
+    memset(txt + big, 'a', big);
+    txt[big - 1] = '\n';
+    cr_assert_eq(tokenizer_encode(t, txt, 2 * big, false, false, many, 2 * big, &n), PACER_OK);
+    cr_assert_lt(n, big + big / 2);
+    cr_assert_eq(tokenizer_decode(t, many, n, false, txt_back, 2 * big), 2 * big);
+    cr_assert_eq(memcmp(txt, txt_back, 2 * big), 0);
+    free(txt);
+    free(txt_back);
+    free(many);
     tokenizer_free(t);
     gguf_close(g);
 }
@@ -297,5 +317,61 @@ Test(tokenizer, build_errors) {
     cr_assert_eq(tokenizer_build(&v, &t, err, sizeof err), PACER_ERR_FORMAT);
     v.n_merges = 0;
     cr_assert_eq(tokenizer_build(&v, &t, err, sizeof err), PACER_OK, "%s", err);
+    tokenizer_free(t);
+}
+
+/* The Llama-3 tokenizer imported into a GGUF by synth, read back through tokenizer_from_gguf. */
+Test(tokenizer, golden_llama3_via_synth_gguf) {
+    if (access(GOLDEN, R_OK) != 0) cr_skip_test("reference data absent");
+    if (access(LLAMA3_JSON, R_OK) != 0) cr_skip_test("npm Llama-3 tokenizer absent");
+    char path[] = "/tmp/pacer-tok-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    synth_params p;
+    synth_params_default(&p);
+    p.dim = 32;
+    p.layers = 1;
+    p.heads = 2;
+    p.kv_heads = 2;
+    p.ffn = 64;
+    p.ctx = 64;
+    p.tokenizer_path = LLAMA3_JSON;
+    char err[256] = "";
+    cr_assert_eq(synth_write(&p, path, err, sizeof err), PACER_OK, "%s", err);
+    gguf_file *g = NULL;
+    cr_assert_eq(gguf_open(path, &g, err, sizeof err), PACER_OK, "%s", err);
+    tokenizer *t = NULL;
+    cr_assert_eq(tokenizer_from_gguf(g, &t, err, sizeof err), PACER_OK, "%s", err);
+    unlink(path);
+    cr_assert_eq(tokenizer_n_vocab(t), 128256);
+    cr_assert_eq(tokenizer_bos(t), 128000);
+    golden_check(t, "llama3");
+    int32_t ids[8];
+    size_t n = 0;
+    cr_assert_eq(tokenizer_encode(t, "<|eot_id|>", 10, false, true, ids, 8, &n), PACER_OK);
+    cr_assert_eq(n, 1);
+    cr_assert(tokenizer_is_eog(t, ids[0]));
+    tokenizer_free(t);
+    gguf_close(g);
+}
+
+/* The qwen2 pre-tokenizer (on the Llama-3 vocabulary): single digits, case-insensitive
+ * contractions, otherwise the llama3 splits. */
+Test(tokenizer, qwen2_pre) {
+    if (access(LLAMA3_JSON, R_OK) != 0) cr_skip_test("npm Llama-3 tokenizer absent");
+    tokenizer *t = llama3_open("qwen2");
+    int32_t ids[64];
+    size_t n = 0;
+    cr_assert_eq(tokenizer_encode(t, "1234567", 7, false, false, ids, 64, &n), PACER_OK);
+    cr_assert_eq(n, 7);
+    for (int k = 0; k < 7; k++) {
+        char d[2] = {(char)('1' + k), 0};
+        cr_assert_eq(ids[k], tokenizer_find_token(t, d));
+    }
+    cr_assert_eq(tokenizer_encode(t, "IT'S", 4, false, false, ids, 64, &n), PACER_OK);
+    size_t l;
+    const char *p = tokenizer_piece(t, ids[n - 1], &l);
+    cr_assert(l == 2 && memcmp(p, "'S", 2) == 0, "contraction split off");
     tokenizer_free(t);
 }

@@ -1,9 +1,82 @@
-/* cmd_serve.c - 'pacer serve'. */
+/* cmd_serve.c - 'pacer serve MODEL': the embedded engine behind the OpenAI-compatible
+ * server. Listens first (health 503 while loading), loads, prints one ready line, and stops
+ * cleanly on SIGINT/SIGTERM. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
 #include "cli/cli.h"
+#include "engine/serve_engine.h"
+
+static const char usage[] =
+    "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
+    "                   [--no-prompt-cache] [--drafter GGUF] [--serial]\n";
+
+static volatile sig_atomic_t stop_signal = 0;
+static void on_signal(int sig) { stop_signal = sig; }
+
+/* The commit of a Hugging Face cache snapshot path (.../models--org--name/snapshots/COMMIT/...). */
+static void hf_revision(const char *path, char *out, size_t n) {
+    out[0] = 0;
+    const char *p = strstr(path, "/snapshots/");
+    if (!p || !strstr(path, "models--")) return;
+    p += strlen("/snapshots/");
+    size_t len = strcspn(p, "/");
+    if (len > 0 && len < n) { memcpy(out, p, len); out[len] = 0; }
+}
 
 int cmd_serve(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    cli_error("'serve' is not available in this build yet");
-    return 1;
+    const char *model = NULL, *name = NULL;
+    serve_options o;
+    serve_options_default(&o);
+    engine_params ep = {0, 0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); return 0; }
+        else if (strcmp(a, "--no-prompt-cache") == 0) o.prompt_cache = false;
+        else if (strcmp(a, "--serial") == 0) continue; /* no drafting is implemented yet: serial always */
+        else if (a[0] == '-' && a[1] == '-' && v) {
+            i++;
+            if (strcmp(a, "--name") == 0) name = v;
+            else if (strcmp(a, "--host") == 0) o.host = v;
+            else if (strcmp(a, "--port") == 0) o.port = atoi(v);
+            else if (strcmp(a, "--threads") == 0) ep.n_threads = atoi(v);
+            else if (strcmp(a, "--ctx") == 0) ep.n_ctx = atoi(v);
+            else if (strcmp(a, "--drafter") == 0) { cli_error("--drafter is not supported yet"); return 2; }
+            else { cli_error("unknown option %s", a); fputs(usage, stderr); return 2; }
+        } else if (a[0] != '-' && !model) model = a;
+        else { cli_error("unexpected argument %s", a); fputs(usage, stderr); return 2; }
+    }
+    if (!model) { fputs(usage, stderr); return 2; }
+    if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 2; }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    char err[256] = "";
+    serve_server *s = NULL;
+    engine *e = NULL;
+    int status = 1;
+    if (serve_start(&o, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
+    char sha[SHA256_HEX_LEN + 1] = "", rev[128];
+    if (sha256_file_hex(model, sha)) { cli_error("cannot read %s", model); goto out; }
+    if (engine_open(model, &ep, &e, err, sizeof err)) { cli_error("%s", err); goto out; }
+    serve_backend b;
+    if (serve_engine_backend(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", model); goto out; }
+    hf_revision(model, rev, sizeof rev);
+    const char *slash = strrchr(model, '/');
+    serve_model_info info = {name ? name : (slash ? slash + 1 : model), model, sha, rev, NULL,
+                             serve_engine_chat_format(e)};
+    if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
+    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d)\n", o.host, serve_port(s),
+           info.id, info.chat->name, b.n_ctx);
+    fflush(stdout);
+    while (!stop_signal) pause();
+    status = 0;
+out:
+    serve_stop(s);
+    engine_close(e);
+    return status;
 }

@@ -1,0 +1,42 @@
+/* serve_engine.c - the serve_backend of the embedded engine: tokenizer_encode with special
+ * tokens parsed for chat prompts, tokenizer pieces, end-of-generation ids, engine_eval. */
+#include "engine/serve_engine.h"
+
+#include <string.h>
+
+#include "engine/tokenizer.h"
+
+static pacer_err be_encode(void *ctx, const char *text, bool special, int32_t *out, int max, int *n) {
+    size_t got = 0;
+    pacer_err rc = tokenizer_encode(engine_get_tokenizer(ctx), text, strlen(text), true, special, out,
+                                    (size_t)(max > 0 ? max : 0), &got);
+    *n = (int)got;
+    return rc == PACER_ERR_TOO_BIG ? PACER_OK : rc;
+}
+
+static const char *be_piece(void *ctx, int32_t tok, size_t *len) {
+    const char *p = tokenizer_piece(engine_get_tokenizer(ctx), tok, len);
+    if (!p) { *len = 0; p = ""; }
+    return p;
+}
+
+static bool be_eog(void *ctx, int32_t tok) { return tokenizer_is_eog(engine_get_tokenizer(ctx), tok); }
+
+static pacer_err be_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits) {
+    return engine_eval(ctx, tokens, n, pos, logits, false);
+}
+
+pacer_err serve_engine_backend(engine *e, serve_backend *b) {
+    if (!engine_get_tokenizer(e)) return PACER_ERR_STATE;
+    const engine_info *info = engine_get_info(e);
+    *b = (serve_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval};
+    return PACER_OK;
+}
+
+static bool has_token(void *ctx, const char *text) { return tokenizer_find_token(ctx, text) >= 0; }
+
+const chat_format *serve_engine_chat_format(const engine *e) {
+    const tokenizer *t = engine_get_tokenizer(e);
+    if (!t) return chat_format_by_name("plain");
+    return chat_format_detect(tokenizer_chat_template(t), has_token, (void *)t);
+}

@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "cli/cli.h"
 #include "engine/serve_engine.h"
+#include "probe/probe.h"
 
 static const char usage[] =
     "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
@@ -26,6 +27,30 @@ static void hf_revision(const char *path, char *out, size_t n) {
     p += strlen("/snapshots/");
     size_t len = strcspn(p, "/");
     if (len > 0 && len < n) { memcpy(out, p, len); out[len] = 0; }
+}
+
+/* The manifest's hardware object (docs/manifest.md) from the probes, as JSON text (free()
+ * it), or NULL when the CPU or memory could not be read. GPUs are not probed: the engine
+ * runs on the CPU. */
+static char *manifest_hardware(const char *model) {
+    probe_options po = {0};
+    po.model_path = model;
+    po.no_gpus = true;
+    json_t *hw = NULL;
+    char *text = NULL;
+    if (probe_collect(&po, &hw)) return NULL;
+    json_t *cpu = json_object_get(hw, "cpu");
+    const char *cpu_model = json_string_value(json_object_get(cpu, "model"));
+    json_int_t cores = json_integer_value(json_object_get(cpu, "cores"));
+    json_int_t mem = json_integer_value(json_object_get(json_object_get(hw, "memory"), "total_bytes"));
+    if (cpu_model && cores >= 1 && mem >= 1) {
+        json_t *m = json_pack("{s:{s:s,s:I},s:I,s:[],s:i}", "cpu", "model", cpu_model, "cores", cores, "memory_bytes",
+                              mem, "gpus", "gpu_count", 0);
+        text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+        json_decref(m);
+    }
+    json_decref(hw);
+    return text;
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -58,6 +83,7 @@ int cmd_serve(int argc, char **argv) {
     char err[256] = "";
     serve_server *s = NULL;
     engine *e = NULL;
+    char *hardware = NULL;
     int status = 1;
     if (serve_start(&o, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
     char sha[SHA256_HEX_LEN + 1] = "", rev[128];
@@ -67,7 +93,8 @@ int cmd_serve(int argc, char **argv) {
     if (serve_engine_backend(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", model); goto out; }
     hf_revision(model, rev, sizeof rev);
     const char *slash = strrchr(model, '/');
-    serve_model_info info = {name ? name : (slash ? slash + 1 : model), model, sha, rev, NULL,
+    hardware = manifest_hardware(model);
+    serve_model_info info = {name ? name : (slash ? slash + 1 : model), model, sha, rev, hardware,
                              serve_engine_chat_format(e)};
     if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
     printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d)\n", o.host, serve_port(s),
@@ -78,5 +105,6 @@ int cmd_serve(int argc, char **argv) {
 out:
     serve_stop(s);
     engine_close(e);
+    free(hardware);
     return status;
 }

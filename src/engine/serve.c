@@ -533,13 +533,22 @@ static enum MHD_Result route_models(serve_server *s, struct MHD_Connection *c) {
     return send_json(c, 200, json_pack("{s:s,s:[o]}", "object", "list", "data", model_object(s)));
 }
 
+/* The manifest of docs/manifest.md; revision and hardware only when known. */
 static enum MHD_Result route_manifest(serve_server *s, struct MHD_Connection *c) {
-    json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
-    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:o,s:[{s:s,s:s,s:s}],s:o,s:i,s:s,s:b,s:b}", "engine", "pacer", "version",
-                          SERVE_VERSION, "backend", "cpu", "model", s->id, "hardware", hw ? hw : json_string("unknown"),
-                          "checkpoints", "role", "target", "file", s->file, "sha256", s->sha256, "revision",
-                          s->revision[0] ? json_string(s->revision) : json_null(), "rank_count", 1, "chat_format",
+#ifdef __APPLE__
+    const char *platform = "macos";
+#else
+    const char *platform = "linux";
+#endif
+    json_t *v = json_pack("{s:i,s:s,s:s,s:i,s:{s:[s]},s:s,s:s,s:s,s:s,s:s,s:b,s:b}", "manifest_version", 1,
+                          "backend", "cpu", "platform", platform, "rank_count", 1, "checkpoint", "sha256", s->sha256,
+                          "engine", "pacer", "version", SERVE_VERSION, "model", s->id, "file", s->file, "chat_format",
                           s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
+    if (!v) return MHD_NO;
+    if (s->revision[0]) json_object_set_new(v, "revision", json_string(s->revision));
+    json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
+    if (json_is_object(hw)) json_object_set_new(v, "hardware", hw);
+    else json_decref(hw);
     return send_json(c, 200, v);
 }
 

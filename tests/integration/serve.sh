@@ -38,7 +38,7 @@ check "completion after bad input" [ "$(code POST /v1/completions '{"prompt":"He
 code GET /v1/models >/dev/null
 check "models lists id and family" python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["data"][0]; assert m["id"]=="tiny" and m["family"] and "raw_text" in m' "$TMP/body"
 code GET /v1/benchmark/manifest >/dev/null
-check "manifest" python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["backend"]=="cpu" and m["rank_count"]==1 and len(m["checkpoints"][0]["sha256"])==64' "$TMP/body"
+check "manifest" python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["backend"]=="cpu" and m["rank_count"]==1 and m["manifest_version"]==1 and len(m["checkpoint"]["sha256"][0])==64' "$TMP/body"
 
 curl -sN -H 'Content-Type: application/json' \
   -d '{"prompt":"Hello","max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}' \

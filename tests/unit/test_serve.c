@@ -351,6 +351,8 @@ Test(serve_http, prompt_cache_reuses_prefix, .init = setup, .fini = teardown) {
     v = json_loads(r, 0, NULL);
     cr_assert_str_eq(json_string_value(json_object_get(v, "backend")), "cpu");
     cr_assert_eq(json_integer_value(json_object_get(v, "rank_count")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(v, "manifest_version")), 1);
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(json_object_get(v, "checkpoint"), "sha256"), 0)), "ab");
     json_decref(v);
     free(r);
 }

@@ -50,6 +50,13 @@ PY
 check "managed receipt names no local path" sh -c "! grep -q '$TMP' '$TMP/r-builtin.json'"
 check "inspect shows a managed receipt" sh -c "'$PACER' bench inspect '$TMP/r-builtin.json' | grep -q 'mode *managed'"
 
+# the builtin engine for real: pacer serve on a synthetic checkpoint
+"$PACER" model synth -o "$TMP/real.gguf" --dim 64 --layers 2 --heads 4 --ffn 128 --type q8_0 --seed 3 >/dev/null 2>&1
+"$PACER" bench "$TMP/real.gguf" --threads 1 --reps 1 --tokens 8 --output "$TMP/real.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && "$PACER" bench inspect "$TMP/real.json" | grep -q "mode *managed" && ! pgrep -f "serve $TMP/real.gguf" >/dev/null; then
+  pass "builtin engine (pacer serve) managed run: complete, engine stopped"; else fail "builtin managed run" "rc=$rc"; cat "$TMP/out"; fi
+
 # start-up failures
 FAKE_ENGINE_MODE=die "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/x.json" >"$TMP/out" 2>&1
 rc=$?

@@ -5,6 +5,7 @@
 #include "engine/tokenizer.h"
 
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,8 @@ struct tokenizer {
     merge_slot *merges;
     size_t merge_mask;
     int32_t byte_tok[256]; /* BPE: token of the byte's mapped char; SPM: <0xNN> */
+    char byte_utf8[256][4];  /* BPE: the byte's mapped code point in UTF-8 */
+    uint8_t byte_utf8_len[256];
     int32_t *special;    /* control / user-defined ids, longest text first */
     size_t n_special;
     size_t special_first[257]; /* special[] sorted by first byte: bucket starts */
@@ -151,15 +154,17 @@ static uint32_t byte_to_cp(int b) {
     return 256u + (uint32_t)n;
 }
 
+static int cp_table[324];
+
+static void cp_table_init(void) {
+    for (int i = 0; i < 324; i++) cp_table[i] = -1;
+    for (int b = 0; b < 256; b++) cp_table[byte_to_cp(b)] = b;
+}
+
 static int cp_to_byte(uint32_t cp) {
-    static int table[324];
-    static bool ready;
-    if (!ready) { /* idempotent: racing initializers write the same values */
-        for (int i = 0; i < 324; i++) table[i] = -1;
-        for (int b = 0; b < 256; b++) table[byte_to_cp(b)] = b;
-        ready = true;
-    }
-    return cp < 324 ? table[cp] : -1;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, cp_table_init);
+    return cp < 324 ? cp_table[cp] : -1;
 }
 
 /* The bytes token `id` stands for, written to o (room for 4x the text); returns length. */
@@ -403,6 +408,10 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
         char s[8];
         size_t l = kind == MODEL_BPE ? utf8_put(byte_to_cp(b), s) : (size_t)snprintf(s, sizeof s, "<0x%02X>", b);
         t->byte_tok[b] = find_bytes(t, s, l);
+        if (kind == MODEL_BPE) {
+            memcpy(t->byte_utf8[b], s, 4);
+            t->byte_utf8_len[b] = (uint8_t)l;
+        }
     }
     if (kind == MODEL_BPE) {
         if ((rc = build_merges(t, v, err, err_len)) != PACER_OK) goto fail;
@@ -577,10 +586,13 @@ static void bpe_try_pair(const tokenizer *t, scratch *s, int32_t l, int32_t r) {
 
 /* One pre-tokenized word through the BPE merges. */
 static void bpe_word(const tokenizer *t, scratch *s, const unsigned char *w, size_t n) {
-    if (n == 0 || !scratch_reserve(s, n, n * 2 + 1)) return;
+    if (n == 0 || !scratch_reserve(s, n, n * 2 + 4)) return;
     if (t->ignore_merges) {
         size_t k = 0;
-        for (size_t i = 0; i < n; i++) k += utf8_put(byte_to_cp(w[i]), s->text + k);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(s->text + k, t->byte_utf8[w[i]], 4);
+            k += t->byte_utf8_len[w[i]];
+        }
         int32_t id = find_bytes(t, s->text, k);
         if (id >= 0) { emit(s, id); return; }
     }

@@ -83,6 +83,11 @@ HF_HUB_CACHE="$CACHE" "$TOOLS/hub_resolve" org/two $COMMIT > "$TMP/res" 2>&1
 check "hub_cache_resolve takes a commit" grep -q "^commit $COMMIT " "$TMP/res"
 HF_HUB_CACHE="$CACHE" "$TOOLS/hub_resolve" org/absent > "$TMP/res" 2>&1
 check "a repo not in the cache names 'pacer pull'" grep -q "pacer pull org/absent" "$TMP/res"
+# pacer bench REPO on the pulled tree: found without network, snapshot commit recorded
+HOME="$TMP" HF_HUB_CACHE="$CACHE" "$PACER" bench org/two --engine-bin "$PWD/tests/tools/fake_engine.py" --reps 1 --tokens 4 \
+  --output "$TMP/pulled.json" > "$TMP/res" 2>&1
+check "pacer bench REPO after the pull records the snapshot commit as revision" \
+  python3 -c "import json,sys; m=json.load(open('$TMP/pulled.json'))['model']; sys.exit(0 if m['id']=='org/two' and m['revision']=='$C2' else 1)"
 
 # 4. cut mid-file: first pull fails and keeps only .incomplete; the next resumes with Range
 CACHE="$TMP/cache2"; rm -f "$TMP/out" "$TMP/err"

@@ -253,14 +253,14 @@ Test(serve_http, completion_body, .init = setup, .fini = teardown) {
 
 Test(serve_http, stop_and_eog, .init = setup, .fini = teardown) {
     char *r;
-    http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":20,\"stop\":[\"ef\"]}", &r);
+    http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":20,\"temperature\":0,\"stop\":[\"ef\"]}", &r);
     json_t *v = json_loads(r, 0, NULL);
     json_t *c0 = json_array_get(json_object_get(v, "choices"), 0);
     cr_assert_str_eq(json_string_value(json_object_get(c0, "text")), "bcd");
     cr_assert_str_eq(json_string_value(json_object_get(c0, "finish_reason")), "stop");
     json_decref(v);
     free(r);
-    http("POST", "/v1/completions", "{\"prompt\":\"w\",\"max_tokens\":20}", &r);
+    http("POST", "/v1/completions", "{\"prompt\":\"w\",\"max_tokens\":20,\"temperature\":0}", &r);
     v = json_loads(r, 0, NULL);
     c0 = json_array_get(json_object_get(v, "choices"), 0);
     cr_assert_str_eq(json_string_value(json_object_get(c0, "text")), "xyz");
@@ -272,7 +272,7 @@ Test(serve_http, stop_and_eog, .init = setup, .fini = teardown) {
 Test(serve_http, streaming_chat, .init = setup, .fini = teardown) {
     char *r;
     cr_assert_eq(http("POST", "/v1/chat/completions",
-                      "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"max_tokens\":3,\"stream\":true,"
+                      "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"max_tokens\":3,\"temperature\":0,\"stream\":true,"
                       "\"stream_options\":{\"include_usage\":true}}", &r), 200);
     /* role first, then content deltas, a final chunk with finish_reason, usage, [DONE] */
     cr_assert(strncmp(r, "data: {", 7) == 0, "%s", r);
@@ -331,14 +331,14 @@ Test(serve_http, body_cap_413) {
 
 Test(serve_http, prompt_cache_reuses_prefix, .init = setup, .fini = teardown) {
     char *r;
-    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgh\",\"max_tokens\":1}", &r);
+    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgh\",\"max_tokens\":1,\"temperature\":0}", &r);
     free(r);
-    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgX\",\"max_tokens\":1}", &r);
+    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgX\",\"max_tokens\":1,\"temperature\":0}", &r);
     json_t *v = json_loads(r, 0, NULL);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "timings"), "prompt_n")), 1);
     json_decref(v);
     free(r);
-    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgX\",\"max_tokens\":1,\"cache_prompt\":false}", &r);
+    http("POST", "/v1/completions", "{\"prompt\":\"abcdefgX\",\"max_tokens\":1,\"temperature\":0,\"cache_prompt\":false}", &r);
     v = json_loads(r, 0, NULL);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "timings"), "prompt_n")), 8);
     json_decref(v);

@@ -418,6 +418,12 @@ pacer_err receipt_drafts_finish(json_t *drafts) {
             json_array_append_new(notes, json_string(msg));
         }
     }
+    bool drafted = false; /* some attempt reported proposed draft tokens */
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(drafts, "attempts"), i, a) drafted |= json_integer_value(json_object_get(a, "draft_proposed")) > 0;
+    if (json_is_true(json_object_get(drafts, "drafter_passed")) && !drafted)
+        json_array_append_new(notes, json_string("a drafter was passed, but the server drafted no tokens"));
     json_object_set_new(drafts, "totals", totals);
     return PACER_OK;
 }

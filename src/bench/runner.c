@@ -104,11 +104,12 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     if (m && m->rank_count > 2) json_array_append_new(unranked, json_string("rank count above 2"));
     if (!standard) json_array_append_new(unranked, json_string("non-standard run (custom --reps/--tokens/--temperatures)"));
     json_t *temps = json_array();
-    json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b}", "repetitions", reps, "warmups",
+    json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b,s:o}", "repetitions", reps, "warmups",
                                                  warmups, "max_tokens", tokens, "temperatures", temps, "chat_only",
                                                  o->chat_only, "thinking_disabled", s->thinking_disabled,
                                                  "prompt_cache_disabled", s->prompt_cache_disabled, "drafter_passed",
-                                                 o->drafter_passed));
+                                                 o->drafter_passed, "drafter",
+                                                 o->drafter_id ? json_string(o->drafter_id) : json_null()));
     return r;
 }
 

@@ -46,6 +46,7 @@ typedef struct runner_options {
     double temps[RUNNER_MAX_TEMPS];
     bool chat_only;             /* the server has no raw-text mode (v2 only) */
     bool drafter_passed;
+    const char *drafter_id;     /* "ORG/NAME@COMMIT" of a cached drafter; NULL: none or a local path (never named) */
     int64_t idle_timeout_ms;    /* 0: attempt default */
     const volatile sig_atomic_t *cancel_flag;
     runner_progress_fn progress;

@@ -2,13 +2,18 @@
 #include "cli/bench_managed.h"
 
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/sha256.h"
 #include "base/fileio.h"
 #include "cli/cli.h"
 #include "cli/demo.h"
+
+/* The engine's process group while one runs, for managed_kill_now() in a signal handler. */
+static volatile sig_atomic_t managed_engine_pgid;
 
 static void print_log_tail(const char *log_path) {
     buf tail;
@@ -26,26 +31,6 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
         cli_error("unknown engine '%s' (builtin, llama.cpp, vllm, sglang, mlx)", a->engine);
         return 1;
     }
-    const char *drafter = NULL;
-    const char *d = a->drafter ? a->drafter : "auto";
-    if (a->serial) {
-        if (strcmp(d, "auto") != 0 && strcmp(d, "none") != 0)
-            fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", d);
-        snprintf(m->drafter_note, sizeof m->drafter_note, "serial: drafting disabled");
-    } else if (strcmp(d, "none") == 0) {
-        snprintf(m->drafter_note, sizeof m->drafter_note, "no drafter (--drafter none)");
-    } else if (strcmp(d, "auto") == 0) {
-        snprintf(m->drafter_note, sizeof m->drafter_note, "no drafter found for this model in the cache");
-    } else {
-        if (!m->adapter->takes_drafter) {
-            cli_error("engine %s cannot take a drafter", m->adapter->name);
-            return 1;
-        }
-        drafter = d;
-        snprintf(m->drafter_note, sizeof m->drafter_note, "drafter passed");
-        m->drafter_passed = true;
-    }
-
     char demo_path[PATH_MAX];
     const char *spec = a->model_spec;
     if (!spec) {
@@ -55,8 +40,19 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
         }
         spec = demo_path;
     }
-    if (launch_model_resolve(spec, true, &m->model, err, sizeof err)) {
+    if (launch_model_resolve(spec, false, &m->model, err, sizeof err)) {
         cli_error("%s", err);
+        return 1;
+    }
+    /* the drafter is settled (or refused) before anything is hashed or started */
+    if (launch_drafter_choose(m->adapter, a->drafter, a->serial, &m->model, &m->drafter, err, sizeof err)) {
+        cli_error("%s", err);
+        return 1;
+    }
+    if (m->drafter.serial_override) fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", a->drafter);
+    pacer_err hrc = sha256_file_hex(m->model.path, m->model.sha256);
+    if (hrc) {
+        cli_error("cannot read model %s: %s", m->model.file_name, pacer_strerror(hrc));
         return 1;
     }
     snprintf(m->served_name, sizeof m->served_name, "%s", m->model.repo[0] ? m->model.repo : m->model.file_name);
@@ -79,7 +75,7 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
     launch_argv_params p = {.bin = a->engine_bin, .self_path = self, .model = m->model.path, .host = "127.0.0.1",
-                            .port = port, .name = m->served_name, .drafter = drafter, .threads = a->threads};
+                            .port = port, .name = m->served_name, .drafter = m->drafter.pass ? m->drafter.path : NULL, .threads = a->threads};
     char *argv[64];
     char storage[8192];
     if (launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage) < 0) {
@@ -90,6 +86,7 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
         cli_error("%s", err);
         return 1;
     }
+    managed_engine_pgid = m->server.pid;
     m->server.port = port;
     snprintf(m->url, sizeof m->url, "http://127.0.0.1:%d", port);
     double timeout = a->startup_timeout_s > 0 ? a->startup_timeout_s : launch_startup_timeout_s(m->model.weight_bytes);
@@ -110,4 +107,10 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
 
 void managed_end(managed_run *m, bool now) {
     if (m->server.pid > 0) launch_server_stop(&m->server, now ? 0 : 10);
+    managed_engine_pgid = 0;
+}
+
+void managed_kill_now(void) {
+    pid_t pgid = (pid_t)managed_engine_pgid;
+    if (pgid > 0) kill(-pgid, SIGKILL);
 }

@@ -29,8 +29,7 @@ typedef struct managed_run {
     char url[64];
     char served_name[300];
     char log_path[PATH_MAX + 32];
-    char drafter_note[256];   /* why a drafter was or was not passed */
-    bool drafter_passed;
+    launch_drafter drafter;   /* what was passed, and why (its path is never recorded) */
 } managed_run;
 
 /* Resolves the model and starts the engine; returns 0 when it is ready, 130 when
@@ -39,5 +38,8 @@ typedef struct managed_run {
 int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atomic_t *cancel);
 /* Stops the engine and every process of its group; `now` skips the grace period. */
 void managed_end(managed_run *m, bool now);
+/* For a signal handler (async-signal-safe): SIGKILL to the engine's whole process group,
+ * when one is running. */
+void managed_kill_now(void);
 
 #endif

@@ -27,7 +27,10 @@ static volatile sig_atomic_t bench_cancel = 0;
 static volatile sig_atomic_t bench_signal = 0;
 
 static void bench_on_signal(int sig) {
-    if (sig == SIGINT) signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process at once */
+    if (sig == SIGINT && bench_cancel) { /* a second Ctrl-C: the engine's group dies at once, and pacer */
+        managed_kill_now();
+        _exit(130);
+    }
     if (bench_signal == 0 || sig != SIGINT) bench_signal = sig;
     bench_cancel = 1;
 }
@@ -154,7 +157,7 @@ static int parse_count(const char *s, int lo, int hi) {
 
 static const char bench_usage[] =
     "usage: pacer bench [MODEL] [--engine builtin|llama.cpp|vllm|sglang|mlx] [--engine-bin PATH]\n"
-    "                   [--drafter auto|none|PATH] [--serial] [--startup-timeout S] [--threads N]\n"
+    "                   [--drafter auto|none|PATH|REPO] [--serial] [--startup-timeout S] [--threads N]\n"
     "         MODEL: a GGUF file, a directory, or a Hugging Face repo id in the local cache;\n"
     "         none: the demo (a small synthesized model on the builtin engine)\n"
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
@@ -260,10 +263,11 @@ int cmd_bench(int argc, char **argv) {
         o.checkpoint_file = mr.model.file_name;
         o.checkpoint_sha256 = mr.model.sha256;
         o.local_model = mr.model.local;
-        o.drafter_passed = mr.drafter_passed;
+        o.drafter_passed = mr.drafter.pass;
+        o.drafter_id = mr.drafter.pass && mr.drafter.public_id[0] ? mr.drafter.public_id : NULL;
         o.engine_version = strcmp(mr.adapter->name, "builtin") == 0 ? PACER_VERSION : NULL;
         o.python_version = mr.adapter->python ? NULL : "none";
-        fprintf(stderr, "pacer: %s ready; drafter: %s\n", mr.adapter->name, mr.drafter_note);
+        fprintf(stderr, "pacer: %s ready; drafter: %s\n", mr.adapter->name, mr.drafter.note);
     } else {
         manifest_fetch(o.server_url, &bench_cancel, &m);
         o.manifest = &m;
@@ -311,6 +315,14 @@ int cmd_bench(int argc, char **argv) {
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(res.receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
+    /* why a cell is incomplete, in the server's words (e.g. a greedy-only engine refusing sampling) */
+    json_array_foreach(json_object_get(res.receipt, "cells"), i, v) {
+        json_t *why = json_array_get(json_object_get(v, "reasons"), 0);
+        if (strcmp(json_get_str(v, "status", ""), "complete") != 0 && json_is_string(why))
+            printf("incomplete %s/%s: %s\n", json_get_str(v, "workload", "?"), json_get_str(v, "setting", "?"),
+                   json_string_value(why));
+    }
+    json_array_foreach(json_object_get(res.drafts, "notes"), i, v) printf("drafts: %s\n", json_string_value(v));
     printf("receipt: %s\n", path);
     status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");

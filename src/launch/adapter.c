@@ -7,11 +7,11 @@
 const launch_adapter launch_adapters[] = {
     {.name = "builtin", .backend = "cpu", .default_bin = "{self}",
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}"},
-     .no_cache_args = {"--no-prompt-cache"}, .drafter_args = {"--drafter", "{drafter}"}, .takes_drafter = true,
+     .no_cache_args = {"--no-prompt-cache"}, .drafter_args = {"--drafter", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
     {.name = "llama.cpp", .backend = "auto", .default_bin = "llama-server",
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}"},
-     .no_cache_args = {"--cache-reuse", "0"}, .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true,
+     .no_cache_args = {"--cache-reuse", "0"}, .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
     {.name = "vllm", .backend = "cuda", .default_bin = "vllm",
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},

@@ -20,6 +20,7 @@ typedef struct launch_adapter {
     const char *no_cache_args[4];                /* appended: disable prompt reuse */
     const char *drafter_args[4];                 /* appended with a drafter; {0} none */
     bool takes_drafter;         /* false: a named drafter is refused before start-up */
+    bool drafter_gguf;          /* the drafter is given as a GGUF file; else as a checkpoint directory */
     const char *ready_path;     /* polled until it answers 200 */
     const char *server_tok_s_field; /* reported field read as server tok/s */
     const char *prefill_ms_field;   /* reported field read as prefill ms */

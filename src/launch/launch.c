@@ -2,6 +2,7 @@
 #include "launch/launch.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -149,7 +150,40 @@ launch_ready launch_server_wait_ready(launch_server *srv, const char *path, doub
     return result;
 }
 
-bool launch_group_exists(pid_t pgid) { return pgid > 0 && (kill(-pgid, 0) == 0 || errno == EPERM); }
+/* Reads the state and process group of /proc/PID/stat; false when it cannot. */
+static bool proc_state(const char *pid, char *state, pid_t *pgrp) {
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n <= 0) return false;
+    line[n] = '\0';
+    const char *p = strrchr(line, ')'); /* the command name may hold anything but ends at the last ')' */
+    int pg = 0;
+    if (!p || sscanf(p + 1, " %c %*d %d", state, &pg) != 2) return false;
+    *pgrp = (pid_t)pg;
+    return true;
+}
+
+bool launch_group_exists(pid_t pgid) {
+    if (pgid <= 0) return false;
+    if (kill(-pgid, 0) != 0 && errno != EPERM) return false;
+    /* the group answers: is a live member left, or only zombies that init has not reaped yet? */
+    DIR *d = opendir("/proc");
+    if (!d) return true;
+    bool live = false;
+    struct dirent *e;
+    while (!live && (e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        char state = 0;
+        pid_t pg = 0;
+        if (proc_state(e->d_name, &state, &pg) && pg == pgid && state != 'Z' && state != 'X') live = true;
+    }
+    closedir(d);
+    return live;
+}
 
 void launch_server_stop(launch_server *srv, double grace_s) {
     if (srv->pid <= 0) return;

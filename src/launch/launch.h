@@ -46,7 +46,8 @@ bool launch_server_alive(launch_server *srv);
  * (0: SIGKILL at once). Returns when the leader is reaped and the group is empty. */
 void launch_server_stop(launch_server *srv, double grace_s);
 
-/* True while any process of process group `pgid` exists. */
+/* True while a live process of process group `pgid` exists (zombies waiting for init to
+ * reap them do not count: they hold nothing and run nothing). */
 bool launch_group_exists(pid_t pgid);
 
 /* Appends the last `lines` lines of the file at `path` to `out`. */

@@ -114,3 +114,106 @@ pacer_err launch_model_resolve(const char *spec, bool hash, launch_model *out, c
     }
     return PACER_OK;
 }
+
+/* A drafter found at a local path: a GGUF file, or a directory (its one GGUF file for
+ * engines that take GGUF, else the directory itself). Never recorded anywhere. */
+static pacer_err drafter_from_path(const launch_adapter *a, const char *spec, const struct stat *st, launch_drafter *out,
+                                   char *err, size_t err_len) {
+    pacer_err rc = PACER_OK;
+    if (S_ISDIR(st->st_mode) && a->drafter_gguf) {
+        if ((rc = find_gguf(spec, out->path, sizeof out->path, err, err_len))) return rc;
+    } else if (snprintf(out->path, sizeof out->path, "%s", spec) >= (int)sizeof out->path) {
+        snprintf(err, err_len, "drafter path too long");
+        return PACER_ERR_ARG;
+    }
+    snprintf(out->note, sizeof out->note, "drafter passed (a local path: not named in the receipt)");
+    return PACER_OK;
+}
+
+/* A drafter from the cache: REPO[@REVISION]; its GGUF file or its snapshot directory. */
+static pacer_err drafter_from_cache(const launch_adapter *a, const char *spec, launch_drafter *out, char *err,
+                                    size_t err_len) {
+    char repo[256], snapshot[PATH_MAX], commit[HUB_COMMIT_MAX];
+    const char *at = strchr(spec, '@');
+    size_t n = at ? (size_t)(at - spec) : strlen(spec);
+    if (n >= sizeof repo) {
+        snprintf(err, err_len, "drafter repo id too long");
+        return PACER_ERR_ARG;
+    }
+    memcpy(repo, spec, n);
+    repo[n] = '\0';
+    pacer_err rc = hub_cache_resolve(repo, at ? at + 1 : NULL, snapshot, sizeof snapshot, commit, err, err_len);
+    if (rc) return rc;
+    if (a->drafter_gguf) {
+        rc = hub_cache_find_gguf(snapshot, out->path, sizeof out->path, err, err_len);
+        if (rc == PACER_ERR_STATE) {
+            char list[HUB_ERR_MAX];
+            snprintf(list, sizeof list, "%s", err);
+            snprintf(err, err_len, "drafter %s holds several GGUF files (%s): pass the file path instead", repo, list);
+            return PACER_ERR_ARG;
+        }
+        if (rc == PACER_ERR_NOT_FOUND) snprintf(err, err_len, "drafter %s@%s has no .gguf file in the cache", repo, commit);
+        if (rc) return rc;
+    } else {
+        snprintf(out->path, sizeof out->path, "%s", snapshot);
+    }
+    snprintf(out->public_id, sizeof out->public_id, "%s@%s", repo, commit);
+    snprintf(out->note, sizeof out->note, "drafter %s", out->public_id);
+    return PACER_OK;
+}
+
+pacer_err launch_drafter_choose(const launch_adapter *a, const char *spec, bool serial, const launch_model *target,
+                                launch_drafter *out, char *err, size_t err_len) {
+    memset(out, 0, sizeof *out);
+    if (!spec) spec = "auto";
+    bool named = strcmp(spec, "auto") != 0 && strcmp(spec, "none") != 0;
+    if (serial) {
+        out->serial_override = named;
+        if (named) snprintf(out->note, sizeof out->note, "none: --serial overrides --drafter %s", spec);
+        else snprintf(out->note, sizeof out->note, "none: --serial disables drafting");
+        return PACER_OK;
+    }
+    if (strcmp(spec, "none") == 0) {
+        snprintf(out->note, sizeof out->note, "none (--drafter none)");
+        return PACER_OK;
+    }
+    if (!a->takes_drafter) {
+        if (!named) {
+            snprintf(out->note, sizeof out->note, "none: engine %s cannot take a drafter", a->name);
+            return PACER_OK;
+        }
+        snprintf(err, err_len, "engine %s cannot take a drafter (--drafter %s): use --drafter none or another engine",
+                 a->name, spec);
+        return PACER_ERR_ARG;
+    }
+    pacer_err rc = PACER_OK;
+    if (!named) { /* auto: the target's own drafter, when it is in the cache */
+        if (!target || !target->repo[0]) {
+            snprintf(out->note, sizeof out->note,
+                     "none: --drafter auto looks for ORG/NAME%s in the cache, and this model is a local path",
+                     LAUNCH_DRAFTER_SUFFIX);
+            return PACER_OK;
+        }
+        char want[300];
+        snprintf(want, sizeof want, "%s%s", target->repo, LAUNCH_DRAFTER_SUFFIX);
+        char why[HUB_ERR_MAX];
+        rc = drafter_from_cache(a, want, out, why, sizeof why);
+        if (rc) {
+            memset(out, 0, sizeof *out);
+            snprintf(out->note, sizeof out->note, "none: %.250s is not usable from the cache (%.250s)", want, why);
+            return PACER_OK;
+        }
+        out->pass = true;
+        snprintf(out->note, sizeof out->note, "drafter %s (found in the cache by --drafter auto)", out->public_id);
+        return PACER_OK;
+    }
+    struct stat st;
+    if (stat(spec, &st) == 0) rc = drafter_from_path(a, spec, &st, out, err, err_len);
+    else if (looks_like_repo(spec)) rc = drafter_from_cache(a, spec, out, err, err_len);
+    else {
+        snprintf(err, err_len, "drafter %s: no such file or directory, nor a repo id (ORG/NAME)", spec);
+        rc = PACER_ERR_NOT_FOUND;
+    }
+    out->pass = rc == PACER_OK;
+    return rc;
+}

@@ -11,30 +11,93 @@ export FAKE_ENGINE_ARGV="$TMP/argv" FAKE_ENGINE_PIDFILE="$TMP/engine.pid"
 MODEL="$TMP/tiny.gguf"; head -c 4096 /dev/urandom > "$MODEL"
 SHORT="--reps 1 --tokens 8"
 
-group_gone() { pid=$(cat "$FAKE_ENGINE_PIDFILE" 2>/dev/null) || return 1; ! kill -0 -- "-$pid" 2>/dev/null; }
+# alive PID...: one of them is a live process (a zombie that init has not reaped yet is not)
+alive() { for p in "$@"; do st=$(ps -o stat= -p "$p" 2>/dev/null) && case $st in Z*) ;; *) return 0 ;; esac; done; return 1; }
+# group_gone: no live process is left in the fake engine's process group (its child included)
+group_gone() {
+  pid=$(cat "$FAKE_ENGINE_PIDFILE" 2>/dev/null) || return 1
+  ! alive $(ps -eo pid=,pgid= | awk -v g="$pid" '$2 == g { print $1 }') $(cat "$FAKE_ENGINE_PIDFILE.child" 2>/dev/null)
+}
+# on the way out, whatever failed: no engine left behind by a failing case
+reap() { pid=$(cat "$FAKE_ENGINE_PIDFILE" 2>/dev/null) && kill -9 -- "-$pid" 2>/dev/null
+         child=$(cat "$FAKE_ENGINE_PIDFILE.child" 2>/dev/null) && kill -9 "$child" 2>/dev/null; cleanup; }
+trap reap EXIT INT TERM
 
+# argv_is FILE EXPECTED...: the last command line recorded by the fake engine is exactly
+# EXPECTED (one argument each; PORT stands for any port number)
+argv_is() {
+  python3 - "$@" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+got = json.loads(lines[-1]) if lines else None
+want = sys.argv[2:]
+ok = got is not None and len(got) == len(want) and all(
+    (w == "PORT" and g.isdigit()) or g == w for g, w in zip(got, want))
+if not ok: print("argv:", got, "\nwant:", want)
+sys.exit(0 if ok else 1)
+PY
+}
+DRAFT_GGUF="$TMP/draft.gguf"; head -c 1024 /dev/urandom > "$DRAFT_GGUF"
+DRAFT_DIR="$TMP/draftdir"; mkdir -p "$DRAFT_DIR"; head -c 1024 /dev/urandom > "$DRAFT_DIR/d-q8_0.gguf"
+VLLM_SPEC="{\"model\":\"$DRAFT_DIR\",\"num_speculative_tokens\":4}"
 for engine in builtin llama.cpp vllm sglang mlx; do
+  case $engine in
+    builtin) base="serve $MODEL --host 127.0.0.1 --port PORT --name tiny.gguf"; nocache="--no-prompt-cache"
+             drafter=$DRAFT_GGUF; dflags="--drafter $DRAFT_GGUF" ;;
+    llama.cpp) base="--model $MODEL --host 127.0.0.1 --port PORT --alias tiny.gguf"; nocache="--cache-reuse 0"
+             drafter=$DRAFT_DIR; dflags="--model-draft $DRAFT_DIR/d-q8_0.gguf" ;;
+    vllm) base="serve $MODEL --host 127.0.0.1 --port PORT --served-model-name tiny.gguf"; nocache="--no-enable-prefix-caching"
+             drafter=$DRAFT_DIR; dflags="--speculative-config" ;;
+    sglang) base="-m sglang.launch_server --model-path $MODEL --host 127.0.0.1 --port PORT --served-model-name tiny.gguf"
+             nocache="--disable-radix-cache"; drafter=$DRAFT_DIR
+             dflags="--speculative-algorithm EAGLE --speculative-draft-model-path $DRAFT_DIR" ;;
+    mlx) base="--model $MODEL --host 127.0.0.1 --port PORT"; nocache="--prompt-cache-size 0"
+             drafter=$DRAFT_DIR; dflags="--draft-model $DRAFT_DIR" ;;
+  esac
   : > "$FAKE_ENGINE_ARGV"; rm -f "$FAKE_ENGINE_PIDFILE"
   "$PACER" bench "$MODEL" --engine "$engine" --engine-bin "$FAKE" $SHORT --output "$TMP/r-$engine.json" >"$TMP/out" 2>&1
   rc=$?
-  argv=$(cat "$FAKE_ENGINE_ARGV")
-  case $engine in
-    builtin) want='"serve", "'"$MODEL"'", "--host", "127.0.0.1", "--port", "[0-9]*", "--name", "tiny.gguf", "--no-prompt-cache"' ;;
-    llama.cpp) want='"--model", "'"$MODEL"'", "--host", "127.0.0.1", "--port", "[0-9]*", "--alias", "tiny.gguf", "--cache-reuse", "0"' ;;
-    vllm) want='"serve", "'"$MODEL"'", "--host", "127.0.0.1", "--port", "[0-9]*", "--served-model-name", "tiny.gguf", "--no-enable-prefix-caching"' ;;
-    sglang) want='"-m", "sglang.launch_server", "--model-path", "'"$MODEL"'", "--host", "127.0.0.1", "--port", "[0-9]*", "--served-model-name", "tiny.gguf", "--disable-radix-cache"' ;;
-    mlx) want='"--model", "'"$MODEL"'", "--host", "127.0.0.1", "--port", "[0-9]*", "--prompt-cache-size", "0"' ;;
-  esac
-  if [ $rc -eq 0 ] && echo "$argv" | grep -q "^\[$want\]$" && group_gone; then pass "adapter $engine: argv, run complete, engine stopped"
-  else fail "adapter $engine" "rc=$rc argv=$argv"; cat "$TMP/out"; fi
+  # the expected command lines are split on blanks on purpose
+  if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" $base $nocache && group_gone; then
+    pass "adapter $engine: argv with the cache-disabling flags, run complete, engine stopped"
+  else fail "adapter $engine" "rc=$rc"; cat "$TMP/out"; fi
+  : > "$FAKE_ENGINE_ARGV"; rm -f "$FAKE_ENGINE_PIDFILE"
+  "$PACER" bench "$MODEL" --engine "$engine" --engine-bin "$FAKE" --drafter "$drafter" $SHORT \
+    --output "$TMP/rd-$engine.json" >"$TMP/out" 2>&1
+  rc=$?
+  if [ "$engine" = vllm ]; then set -- $base $nocache $dflags "$VLLM_SPEC"; else set -- $base $nocache $dflags; fi
+  if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" "$@" && group_gone && ! grep -q "$TMP" "$TMP/rd-$engine.json"; then
+    pass "adapter $engine: argv with the drafter flags; the drafter path is in no receipt"
+  else fail "adapter $engine with a drafter" "rc=$rc"; cat "$TMP/out"; fi
 done
 
-: > "$FAKE_ENGINE_ARGV"
-"$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$TMP/draft.gguf" $SHORT --output "$TMP/d.json" >/dev/null 2>&1
-check "drafter flag passed to the builtin engine" grep -q '"--drafter", "'"$TMP"'/draft.gguf"' "$FAKE_ENGINE_ARGV"
-check "drafter path never in the receipt" sh -c "! grep -q draft.gguf '$TMP/d.json'"
-"$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$TMP/draft.gguf" --serial $SHORT --output "$TMP/s.json" >"$TMP/out" 2>&1
+"$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$DRAFT_GGUF" --serial $SHORT --output "$TMP/s.json" >"$TMP/out" 2>&1
 check "--serial overriding --drafter says so" grep -q "serial overrides --drafter" "$TMP/out"
+check "--serial: no drafter on the command line" sh -c "! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
+"$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$TMP/no-such-drafter.gguf" $SHORT --output "$TMP/x.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "no-such-drafter.gguf: no such file" "$TMP/out" && [ ! -e "$TMP/x.json" ]; then
+  pass "a drafter that does not exist is refused before start-up"; else fail "missing drafter" "rc=$rc"; cat "$TMP/out"; fi
+FAKE_ENGINE_NO_DRAFTS=1 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$DRAFT_GGUF" $SHORT --output "$TMP/nd.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "server drafted no tokens" "$TMP/out" && grep -q "server drafted no tokens" "$TMP/nd.drafts.json"; then
+  pass "a drafter passed, no tokens drafted: the run says so"; else fail "drafted no tokens" "rc=$rc"; cat "$TMP/out"; fi
+check "drafted tokens reported: no such note" sh -c "! grep -q 'drafted no tokens' '$TMP/rd-builtin.drafts.json'"
+
+# greedy-only engine: the sampled cells are refused with the server's reason and incomplete
+FAKE_ENGINE_MODE=greedy-only "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/g.json" >"$TMP/out" 2>&1
+rc=$?
+python3 - "$TMP/g.json" <<'PY' && st=0 || st=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+status = {(c["workload"], c["setting"]): c["status"] for c in r["cells"]}
+assert all(v == ("complete" if s == "greedy" else "incomplete") for (w, s), v in status.items()), status
+assert all("greedily only" in c["reasons"][0] for c in r["cells"] if c["setting"] == "sampled")
+PY
+if [ $rc -eq 2 ] && [ $st -eq 0 ] && grep -q "incomplete code/sampled: .*decodes greedily only" "$TMP/out"; then
+  pass "greedy-only engine: its reason printed, sampled cells incomplete (exit 2)"; else fail "greedy-only engine" "rc=$rc st=$st"; cat "$TMP/out"; fi
+FAKE_ENGINE_MODE=greedy-only "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --temperatures 0 --output "$TMP/g0.json" >"$TMP/out" 2>&1
+check "greedy-only engine with --temperatures 0: complete" test $? -eq 0
 
 python3 - "$TMP/r-builtin.json" <<'PY' && pass "managed receipt: mode, engine, probed hardware, file name + sha256, unpublishable" || fail "managed receipt fields"
 import json, sys
@@ -80,10 +143,37 @@ HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" $
 rc=$?
 if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open('$TMP/hf.json')); m=r['model']; sys.exit(0 if m['id']=='some-org/tiny-model' and m['revision']=='$C' and m['publishable'] else 1)"; then
   pass "cached repo id: complete, revision = snapshot commit"; else fail "cached repo id" "rc=$rc"; cat "$TMP/out"; fi
+check "--drafter auto, no drafter cached: none passed, and why" \
+  sh -c "grep -q 'drafter: none: some-org/tiny-model-drafter is not usable from the cache' '$TMP/out' && ! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
+# the target's own drafter in the cache: --drafter auto passes it and names it (repo@commit)
+D=89abcdef0123456789abcdef0123456789abcdef
+DR="$TMP/hf/models--some-org--tiny-model-drafter"
+mkdir -p "$DR/blobs" "$DR/snapshots/$D" "$DR/refs"
+cp "$DRAFT_GGUF" "$DR/blobs/def456"; ln -s ../../blobs/def456 "$DR/snapshots/$D/tiny-drafter.gguf"; printf '%s' "$D" > "$DR/refs/main"
+: > "$FAKE_ENGINE_ARGV"
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" $SHORT --output "$TMP/hfd.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" serve "$TMP/hf/models--some-org--tiny-model/snapshots/$C/tiny-q8_0.gguf" --host 127.0.0.1 \
+     --port PORT --name some-org/tiny-model --no-prompt-cache --drafter "$DR/snapshots/$D/tiny-drafter.gguf" &&
+   grep -q "drafter some-org/tiny-model-drafter@$D" "$TMP/out" &&
+   python3 -c "import json,sys; s=json.load(open('$TMP/hfd.json'))['settings']; sys.exit(0 if s['drafter']=='some-org/tiny-model-drafter@$D' and s['drafter_passed'] else 1)"; then
+  pass "--drafter auto: the cached ORG/NAME-drafter is passed, named in the output and the receipt"
+else fail "--drafter auto with a cached drafter" "rc=$rc"; cat "$TMP/out"; fi
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" --drafter none $SHORT --output "$TMP/hfn.json" >"$TMP/out" 2>&1
+check "--drafter none: nothing passed even when one is cached" sh -c "! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
+: > "$FAKE_ENGINE_ARGV"
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter some-org/tiny-model-drafter $SHORT --output "$TMP/hfr.json" >"$TMP/out" 2>&1
+check "--drafter REPO: taken from the cache" argv_is "$FAKE_ENGINE_ARGV" serve "$MODEL" --host 127.0.0.1 --port PORT --name tiny.gguf \
+  --no-prompt-cache --drafter "$DR/snapshots/$D/tiny-drafter.gguf"
+: > "$FAKE_ENGINE_ARGV"
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter some-org/absent-drafter $SHORT >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "pacer pull some-org/absent-drafter" "$TMP/out" && [ ! -s "$FAKE_ENGINE_ARGV" ]; then
+  pass "--drafter REPO not cached: exit 1 with the pull hint, nothing started"; else fail "uncached drafter repo" "rc=$rc"; cat "$TMP/out"; fi
 
 # signals: run pacer in the background, signal it, check exit code, receipt, engine group
 signal_case() { # NAME SIGNAL MODE WAIT_FOR EXPECT_RC RECEIPT(yes|no) [second signal]
-  rm -f "$FAKE_ENGINE_PIDFILE" "$TMP/sig.json"
+  rm -f "$FAKE_ENGINE_PIDFILE" "$FAKE_ENGINE_PIDFILE.child" "$TMP/sig.json"
   FAKE_ENGINE_MODE=$3 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --reps 2 --tokens 200 --output "$TMP/sig.json" >"$TMP/sig.out" 2>&1 &
   bp=$!
   if [ "$4" = ready ]; then i=0; while ! grep -q "ready" "$TMP/sig.out" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.5
@@ -102,6 +192,9 @@ signal_case "Ctrl-C during start-up: exit 130, nothing saved, engine gone" INT h
 signal_case "Ctrl-C once during the run: exit 130, receipt saved, engine gone" INT slow ready 130 yes
 signal_case "SIGTERM during the run: exit 143, no receipt, engine gone" TERM slow ready 143 no
 signal_case "SIGHUP during the run: exit 129, no receipt, engine gone" HUP slow ready 129 no
-# the engine ignores SIGTERM, so the first Ctrl-C waits out its grace period; the second kills it at once
-signal_case "second Ctrl-C: kills the engine at once and exits" INT stubborn ready 130 no INT
+# the engine and its child ignore SIGTERM, so the first Ctrl-C waits out the grace period; the
+# second kills the whole group at once (the child included) and exits
+signal_case "second Ctrl-C: kills the engine's whole group at once and exits" INT stubborn ready 130 no INT
+if [ -s "$FAKE_ENGINE_PIDFILE.child" ] && ! alive "$(cat "$FAKE_ENGINE_PIDFILE.child")"; then
+  pass "second Ctrl-C: the engine's child process was started and is gone"; else fail "second Ctrl-C: engine child"; fi
 finish

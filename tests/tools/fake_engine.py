@@ -4,7 +4,11 @@
 # --port it was given: GET /health and /v1/models answer 200, the manifest 404, and any
 # POST streams an OpenAI-style reply of max_tokens tokens with usage.
 # $FAKE_ENGINE_MODE: "die" exits at once with a message, "hang" never becomes ready,
-# "slow" streams 20 ms per token, "stubborn" too and ignores SIGTERM. $FAKE_ENGINE_PIDFILE receives its pid.
+# "slow" streams 20 ms per token, "stubborn" too, ignores SIGTERM and starts a child process
+# (same process group, also deaf to SIGTERM; its pid goes to $FAKE_ENGINE_PIDFILE.child),
+# "greedy-only" refuses any request with a temperature above 0 (HTTP 400 with its reason).
+# With --drafter/--model-draft etc. on its command line it reports draft counts in
+# "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. $FAKE_ENGINE_PIDFILE receives its pid.
 import json, os, signal, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -16,14 +20,21 @@ if os.environ.get("FAKE_ENGINE_PIDFILE"):
     with open(os.environ["FAKE_ENGINE_PIDFILE"], "w") as f:
         f.write(str(os.getpid()))
 mode = os.environ.get("FAKE_ENGINE_MODE", "")
-if mode == "stubborn":  # ignores SIGTERM: only SIGKILL stops it
+if mode == "stubborn":  # ignores SIGTERM: only SIGKILL stops it, and it has a child
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    import subprocess
+    child = subprocess.Popen(["sleep", "3600"], preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))
+    if os.environ.get("FAKE_ENGINE_PIDFILE"):
+        with open(os.environ["FAKE_ENGINE_PIDFILE"] + ".child", "w") as f:
+            f.write(str(child.pid))
 print("fake engine starting:", " ".join(argv[1:]), flush=True)
 if mode == "die":
     print("fatal: cannot load model (fake)", file=sys.stderr, flush=True)
     sys.exit(3)
 port = int(argv[argv.index("--port") + 1])
 delay = 0.02 if mode in ("slow", "stubborn") else 0.001
+drafting = any(f in argv for f in ("--drafter", "--model-draft", "--speculative-config", "--draft-model",
+                                   "--speculative-draft-model-path")) and not os.environ.get("FAKE_ENGINE_NO_DRAFTS")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -48,6 +59,14 @@ class Handler(BaseHTTPRequestHandler):
         req = json.loads(self.rfile.read(n) or b"{}")
         tokens = int(req.get("max_tokens", 16))
         chat = self.path.endswith("/chat/completions")
+        if mode == "greedy-only" and float(req.get("temperature", 1.0)) > 0:
+            body = b'{"error":{"message":"this engine decodes greedily only (temperature must be 0)","type":"invalid_request_error"}}'
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -64,7 +83,10 @@ class Handler(BaseHTTPRequestHandler):
             ch["index"] = 0
             ch["finish_reason"] = "length" if i == tokens - 1 else None
             send({"choices": [ch]})
-        send({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": tokens + 10}})
+        final = {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": tokens + 10}}
+        if drafting:
+            final["timings"] = {"draft_n": tokens, "draft_n_accepted": tokens // 2, "verify_rounds": tokens // 2 + 1}
+        send(final)
         send(b"[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()

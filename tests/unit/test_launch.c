@@ -8,6 +8,7 @@
 
 #include "launch/adapter.h"
 #include "launch/launch.h"
+#include "launch/model.h"
 
 static char *join(char **argv) {
     static char s[2048];
@@ -54,6 +55,10 @@ Test(adapter, every_engine_has_a_command_line) {
 }
 
 Test(launch, startup_timeout_rule) {
+    cr_assert_float_eq(launch_startup_timeout_s(0), 600.0, 1e-9);
+    cr_assert_float_eq(launch_startup_timeout_s(20000000000ull), 600.0, 1e-9);
+    cr_assert_float_eq(launch_startup_timeout_s(21000000000ull), 606.0, 1e-9);
+    cr_assert_float_eq(launch_startup_timeout_s(520000000000ull), 3600.0, 1e-9);
     cr_assert_float_eq(launch_startup_timeout_s(1000000000ull), 600.0, 1e-9);
     cr_assert_float_eq(launch_startup_timeout_s(30000000000ull), 660.0, 1e-9);
     cr_assert_float_eq(launch_startup_timeout_s(2000000000000ull), 3600.0, 1e-9);
@@ -125,4 +130,63 @@ Test(launch, cancel_while_waiting) {
     launch_server_stop(&srv, 2);
     cr_assert_not(launch_group_exists(pgid));
     unlink(log);
+}
+
+/* --drafter: a named drafter on an engine that cannot take one is refused before start-up */
+Test(drafter, engine_without_drafter_support_refuses_a_named_one) {
+    launch_adapter a = *launch_adapter_find("builtin");
+    a.name = "no-drafts";
+    a.takes_drafter = false;
+    launch_model target = {.repo = "org/x"};
+    launch_drafter d;
+    char err[512] = "";
+    cr_assert_eq(launch_drafter_choose(&a, "/tmp", false, &target, &d, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "engine no-drafts cannot take a drafter"), "%s", err);
+    cr_assert_not(d.pass);
+    /* auto and none are no error: nothing is passed and the note says why */
+    cr_assert_eq(launch_drafter_choose(&a, "auto", false, &target, &d, err, sizeof err), PACER_OK);
+    cr_assert_not(d.pass);
+    cr_assert(strstr(d.note, "cannot take a drafter"), "%s", d.note);
+    cr_assert_eq(launch_drafter_choose(&a, "none", false, &target, &d, err, sizeof err), PACER_OK);
+    cr_assert_not(d.pass);
+}
+
+Test(drafter, serial_overrides_a_named_drafter) {
+    const launch_adapter *a = launch_adapter_find("llama.cpp");
+    launch_drafter d;
+    char err[512];
+    cr_assert_eq(launch_drafter_choose(a, "/some/draft.gguf", true, NULL, &d, err, sizeof err), PACER_OK);
+    cr_assert_not(d.pass);
+    cr_assert(d.serial_override);
+    cr_assert(strstr(d.note, "--serial overrides --drafter /some/draft.gguf"), "%s", d.note);
+    cr_assert_eq(launch_drafter_choose(a, "auto", true, NULL, &d, err, sizeof err), PACER_OK);
+    cr_assert_not(d.serial_override, "nothing named: nothing overridden");
+}
+
+Test(drafter, local_path_is_passed_and_never_public) {
+    char dir[] = "/tmp/pacer-drafter-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char file[128];
+    snprintf(file, sizeof file, "%s/small.gguf", dir);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs("GGUF", f);
+    fclose(f);
+    launch_drafter d;
+    char err[512];
+    /* a directory: its one GGUF file for GGUF engines, the directory for the others */
+    cr_assert_eq(launch_drafter_choose(launch_adapter_find("builtin"), dir, false, NULL, &d, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert(d.pass);
+    cr_assert_str_eq(d.path, file);
+    cr_assert_str_eq(d.public_id, "");
+    cr_assert_eq(launch_drafter_choose(launch_adapter_find("vllm"), dir, false, NULL, &d, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert_str_eq(d.path, dir);
+    cr_assert_str_eq(d.public_id, "");
+    /* auto on a local target: none, and why */
+    launch_model local = {.local = true};
+    cr_assert_eq(launch_drafter_choose(launch_adapter_find("builtin"), "auto", false, &local, &d, err, sizeof err), PACER_OK);
+    cr_assert_not(d.pass);
+    cr_assert(strstr(d.note, "local path"), "%s", d.note);
+    unlink(file);
+    rmdir(dir);
 }

@@ -17,7 +17,9 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/sha256.h"
+#include "engine/logprob.h"
 #include "engine/sampler.h"
+#include "engine/serve_logprob.h"
 #include "engine/serve_text.h"
 
 #define SERVE_VERSION "0.1.0"
@@ -41,8 +43,13 @@ struct serve_server {
     int32_t *cache; /* tokens in the backend's KV cache, under the decoder lock */
     int n_cache;
     float *logits;
+    float *rows; /* SERVE_ECHO_ROWS rows of logits for echoed prompts, allocated on first use */
     uint64_t next_id;
 };
+
+/* Echoed prompts are evaluated in chunks of this many rows, the engine's own batch, so that
+ * the rows equal those of an ordinary prefill without holding n_ctx rows of logits. */
+#define SERVE_ECHO_ROWS 32
 
 /* ---- errors and small helpers ---- */
 
@@ -114,6 +121,14 @@ static void decoder_release(serve_server *s) {
 
 /* ---- requests ---- */
 
+/* One prompt of a completions request (a batch has several): text, tokenized under the
+ * decoder lock, or token ids. */
+typedef struct serve_prompt {
+    const char *text; /* borrowed from the request JSON; NULL for ids */
+    int32_t *tokens;
+    int n_tokens;
+} serve_prompt;
+
 typedef struct serve_req {
     bool chat, stream, include_usage, cache_prompt;
     json_t *root;
@@ -127,12 +142,18 @@ typedef struct serve_req {
     int32_t *tokens;      /* or given ids */
     int n_tokens;
     bool has_tokens;
+    serve_prompt *prompts; /* completions: every prompt, answered in order */
+    int n_prompts;
+    int logprobs;          /* alternatives listed per position (0..20); -1: no log-probabilities */
+    bool echo;             /* completions: the prompt (and its log-probabilities) lead the choice */
 } serve_req;
 
 static void req_free(serve_req *r) {
     json_decref(r->root);
     buf_free(&r->prompt);
     free(r->tokens);
+    for (int i = 0; i < r->n_prompts; i++) free(r->prompts[i].tokens);
+    free(r->prompts);
 }
 
 /* Checks that `key`, when present and not null, has the wanted JSON type. */
@@ -157,7 +178,92 @@ static bool type_ok(const json_t *root, const char *key, int want, serve_status 
 static const struct { const char *key; int type; } FIELD_TYPES[] = {
     {"model", 's'}, {"max_tokens", 'i'}, {"max_completion_tokens", 'i'}, {"temperature", 'n'}, {"top_k", 'i'},
     {"top_p", 'n'}, {"seed", 'i'}, {"stream", 'b'}, {"stream_options", 'o'}, {"cache_prompt", 'b'},
+    {"echo", 'b'}, {"top_logprobs", 'i'},
 };
+
+/* Token ids of `a` into p; a 400 names the first bad position as where[i]. */
+static bool prompt_ids(serve_server *s, json_t *a, const char *where, serve_prompt *p, serve_status *st) {
+    size_t i, n = json_array_size(a);
+    json_t *v;
+    if (n == 0) { status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
+    p->tokens = malloc(n * sizeof *p->tokens);
+    if (!p->tokens) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    json_array_foreach(a, i, v) {
+        json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (id < 0 || id >= s->b.n_vocab) {
+            char pos[64];
+            snprintf(pos, sizeof pos, "%s[%zu]", where, i);
+            status_set(st, 400, "invalid_request_error", "%s is not a token id of this model", pos);
+            return false;
+        }
+        p->tokens[p->n_tokens++] = (int32_t)id;
+    }
+    return true;
+}
+
+/* `prompt` of /v1/completions as OpenAI takes it: a string, an array of token ids, or an
+ * array whose items are either (a batch, answered as choices in order). */
+static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, serve_status *st) {
+    static const char *const shape = "'prompt' must be a string, an array of token ids, or an array of those%s";
+    bool batch = json_is_array(p) && json_array_size(p) > 0 && !json_is_integer(json_array_get(p, 0));
+    if (!json_is_string(p) && !json_is_array(p)) { status_set(st, 400, "invalid_request_error", shape, ""); return false; }
+    size_t n = batch ? json_array_size(p) : 1;
+    r->prompts = calloc(n, sizeof *r->prompts);
+    if (!r->prompts) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    r->n_prompts = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = batch ? json_array_get(p, i) : p;
+        char where[32] = "prompt";
+        if (batch) snprintf(where, sizeof where, "prompt[%zu]", i);
+        if (json_is_string(item)) {
+            if (!s->chat->raw_text) {
+                status_set(st, 400, "invalid_request_error",
+                           "this model's chat format (%s) does not accept raw text: use /v1/chat/completions",
+                           s->chat->name);
+                return false;
+            }
+            r->prompts[i].text = json_string_value(item);
+        } else if (json_is_array(item)) {
+            if (!prompt_ids(s, item, where, &r->prompts[i], st)) return false;
+        } else {
+            status_set(st, 400, "invalid_request_error", shape, "");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* logprobs (an integer for completions, a boolean with top_logprobs for chat) and echo. */
+static bool req_parse_logprobs(serve_req *r, serve_status *st) {
+    json_t *lp = json_object_get(r->root, "logprobs"), *top = json_object_get(r->root, "top_logprobs");
+    bool has_top = top && !json_is_null(top);
+    r->logprobs = -1;
+    if (r->chat) {
+        if (lp && !json_is_null(lp) && !json_is_boolean(lp)) {
+            status_set(st, 400, "invalid_request_error", "'logprobs' must be a boolean%s", "");
+            return false;
+        }
+        if (has_top && !json_is_true(lp)) {
+            status_set(st, 400, "invalid_request_error", "'top_logprobs' needs 'logprobs': true%s", "");
+            return false;
+        }
+        if (json_is_true(lp)) r->logprobs = has_top ? (int)json_integer_value(top) : 0;
+    } else if (lp && !json_is_null(lp)) {
+        r->logprobs = json_is_integer(lp) ? (int)json_integer_value(lp) : -1;
+        if (!json_is_integer(lp) || json_integer_value(lp) < 0 || json_integer_value(lp) > LOGPROB_MAX_TOP) {
+            status_set(st, 400, "invalid_request_error", "'logprobs' must be an integer from 0 to 20%s", "");
+            return false;
+        }
+    }
+    if (r->chat && has_top && (r->logprobs < 0 || r->logprobs > LOGPROB_MAX_TOP)) {
+        status_set(st, 400, "invalid_request_error", "'top_logprobs' must be from 0 to 20%s", "");
+        return false;
+    }
+    r->echo = !r->chat && json_get_bool(r->root, "echo", false);
+    /* the echoed prompt needs every row: a reused prefix has none, so it is evaluated again */
+    if (r->echo && r->logprobs >= 0) r->cache_prompt = false;
+    return true;
+}
 
 /* Parses and validates a body; unknown fields are ignored. */
 static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, serve_req *r, serve_status *st) {
@@ -210,6 +316,7 @@ static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, 
         status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings%s", "");
         return false;
     }
+    if (!req_parse_logprobs(r, st)) return false;
     char err[200] = "";
     if (chat) {
         if (chat_render(s->chat, json_object_get(r->root, "messages"), &r->prompt, err, sizeof err)) {
@@ -218,34 +325,7 @@ static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, 
         }
         return true;
     }
-    json_t *p = json_object_get(r->root, "prompt");
-    if (json_is_string(p)) {
-        if (!s->chat->raw_text) {
-            status_set(st, 400, "invalid_request_error",
-                       "this model's chat format (%s) does not accept raw text: use /v1/chat/completions", s->chat->name);
-            return false;
-        }
-        return buf_append_str(&r->prompt, json_string_value(p)) == PACER_OK;
-    }
-    if (json_is_array(p) && json_array_size(p) > 0 && json_is_integer(json_array_get(p, 0))) {
-        size_t i, n = json_array_size(p);
-        json_t *v;
-        r->tokens = malloc(n * sizeof *r->tokens);
-        if (!r->tokens) return false;
-        r->has_tokens = true;
-        json_array_foreach(p, i, v) {
-            json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
-            if (id < 0 || id >= s->b.n_vocab) {
-                snprintf(err, sizeof err, "prompt[%zu] is not a token id of this model", i);
-                status_set(st, 400, "invalid_request_error", "%s", err);
-                return false;
-            }
-            r->tokens[r->n_tokens++] = (int32_t)id;
-        }
-        return true;
-    }
-    status_set(st, 400, "invalid_request_error", "'prompt' must be a string or an array of token ids%s", "");
-    return false;
+    return req_parse_prompts(s, r, json_object_get(r->root, "prompt"), st);
 }
 
 /* ---- generation ---- */
@@ -264,6 +344,12 @@ typedef struct serve_gen {
     bool done, started, sent_final, ended, holds_lock;
     buf out; /* SSE bytes not yet handed to the socket */
     buf acc; /* non-streaming: all text */
+    int choice;              /* the prompt being answered (completions batches have several) */
+    json_t *choices;         /* non-streaming: the finished choices */
+    struct { int n_prompt, prompt_n, predicted_n; int64_t t_prefill_ns; } finished; /* earlier prompts */
+    logprob_entry *lp;       /* this choice's positions: the echoed prompt, then each token */
+    int n_lp, lp_sent;       /* lp_sent: entries already put in a stream chunk */
+    int64_t lp_offset;       /* text_offset of the next entry */
 } serve_gen;
 
 static void gen_free(serve_gen *g) {
@@ -275,7 +361,172 @@ static void gen_free(serve_gen *g) {
     buf_free(&g->out);
     buf_free(&g->acc);
     req_free(&g->r);
+    json_decref(g->choices);
+    free(g->lp);
     free(g);
+}
+
+/* ---- log-probabilities and batches ---- */
+
+/* Room for one more entry; the positions of a choice never exceed the context. */
+static pacer_err gen_lp_next(serve_gen *g, logprob_entry **e) {
+    const serve_backend *b = &g->s->b;
+    if (!g->lp && !(g->lp = malloc(((size_t)b->n_ctx + 1) * sizeof *g->lp))) return PACER_ERR_NOMEM;
+    if (g->n_lp > b->n_ctx) return PACER_ERR_STATE;
+    *e = &g->lp[g->n_lp++];
+    return PACER_OK;
+}
+
+/* Records generated token `tok` chosen from the raw logits `row` (before any sampling
+ * transform), when the request asked for log-probabilities. */
+static pacer_err gen_logprob_token(serve_gen *g, int32_t tok, const float *row) {
+    if (g->r.logprobs < 0) return PACER_OK;
+    logprob_entry *e;
+    pacer_err rc = gen_lp_next(g, &e);
+    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->b.n_vocab, tok, g->r.logprobs);
+    return rc;
+}
+
+/* Prefill of an echoed prompt with log-probabilities: tokens[from..n) in chunks of
+ * SERVE_ECHO_ROWS aligned to absolute positions (the engine's own chunking, so every row is
+ * what a plain prefill computes); row i scores token i + 1, the last row goes to s->logits.
+ * Position 0 has no row; `from` must be 0 (the request bypasses prefix reuse). */
+static pacer_err gen_eval_echo(serve_gen *g, int from) {
+    serve_server *s = g->s;
+    const serve_backend *b = &s->b;
+    const int32_t *tok = g->r.tokens;
+    int n = g->r.n_tokens;
+    logprob_entry *e;
+    pacer_err rc = PACER_OK;
+    if (from != 0) return PACER_ERR_STATE;
+    if (!s->rows && !(s->rows = malloc((size_t)SERVE_ECHO_ROWS * (size_t)b->n_vocab * sizeof(float))))
+        return PACER_ERR_NOMEM;
+    if ((rc = gen_lp_next(g, &e))) return rc;
+    logprob_entry_none(e, tok[0]);
+    for (int at = 0; at < n; at += SERVE_ECHO_ROWS) {
+        int nb = n - at < SERVE_ECHO_ROWS ? n - at : SERVE_ECHO_ROWS;
+        if ((rc = b->eval(b->ctx, tok + at, nb, at, s->rows, true))) return rc;
+        for (int i = 0; i < nb; i++) {
+            const float *row = s->rows + (size_t)i * (size_t)b->n_vocab;
+            if (at + i + 1 == n) { memcpy(s->logits, row, (size_t)b->n_vocab * sizeof(float)); break; }
+            if ((rc = gen_lp_next(g, &e))) return rc;
+            logprob_entry_fill(e, row, b->n_vocab, tok[at + i + 1], g->r.logprobs);
+        }
+    }
+    return rc;
+}
+
+/* Prompts answered by this request: a completions batch, else one. */
+static int gen_n_choices(const serve_gen *g) { return g->r.n_prompts > 0 ? g->r.n_prompts : 1; }
+
+/* Tokenizes every text prompt of a completions request and checks every prompt's length
+ * before anything is generated, so that a bad prompt of a batch is a 400, not a broken stream. */
+static bool gen_tokenize_prompts(serve_gen *g, serve_status *st) {
+    const serve_backend *b = &g->s->b;
+    for (int i = 0; i < g->r.n_prompts; i++) {
+        serve_prompt *p = &g->r.prompts[i];
+        char where[32] = "the prompt";
+        if (g->r.n_prompts > 1) snprintf(where, sizeof where, "prompt[%d]", i);
+        if (p->text) {
+            int need = 0;
+            if (b->encode(b->ctx, p->text, false, NULL, 0, &need) ||
+                !(p->tokens = malloc(((size_t)need + 1) * sizeof(int32_t))) ||
+                b->encode(b->ctx, p->text, false, p->tokens, need, &p->n_tokens)) {
+                status_set(st, 500, "server_error", "the engine failed%s", "");
+                return false;
+            }
+        }
+        if (p->n_tokens == 0) { status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
+        if (p->n_tokens >= b->n_ctx) {
+            char m[96];
+            snprintf(m, sizeof m, "%s has %d tokens, the context holds %d", where, p->n_tokens, b->n_ctx);
+            status_set(st, 400, "invalid_request_error", "the prompt is too long for the context: %s", m);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Makes prompt `i` the request's tokens (a copy: the batch keeps its own). */
+static bool gen_load_prompt(serve_gen *g, int i, serve_status *st) {
+    if (g->r.n_prompts == 0) return true; /* chat: the rendered text, tokenized by gen_prefill */
+    const serve_prompt *p = &g->r.prompts[i];
+    int32_t *t = realloc(g->r.tokens, (size_t)p->n_tokens * sizeof(int32_t));
+    if (!t) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    memcpy(t, p->tokens, (size_t)p->n_tokens * sizeof(int32_t));
+    g->r.tokens = t;
+    g->r.n_tokens = p->n_tokens;
+    g->r.has_tokens = true;
+    return true;
+}
+
+/* The echoed prompt's text: the string as sent, or the ids' pieces as valid UTF-8. */
+static pacer_err gen_echo_text(serve_gen *g, buf *out) {
+    if (!g->r.echo) return PACER_OK;
+    const serve_prompt *p = &g->r.prompts[g->choice];
+    if (p->text) return buf_append_str(out, p->text);
+    const serve_backend *b = &g->s->b;
+    serve_text t;
+    serve_text_init(&t, NULL, 0);
+    pacer_err rc = PACER_OK;
+    for (int i = 0; i < p->n_tokens && !rc; i++) {
+        size_t len = 0;
+        const char *piece = b->piece(b->ctx, p->tokens[i], &len);
+        rc = serve_text_push(&t, piece, len, out);
+    }
+    if (!rc) rc = serve_text_flush(&t, out);
+    serve_text_free(&t);
+    return rc;
+}
+
+static bool gen_prefill(serve_gen *g, serve_status *st);
+
+/* Starts answering the first prompt. */
+static bool gen_begin(serve_gen *g, serve_status *st) {
+    if (!gen_tokenize_prompts(g, st) || !gen_load_prompt(g, 0, st) || !gen_prefill(g, st)) return false;
+    if (!g->r.stream && gen_echo_text(g, &g->acc)) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    return true;
+}
+
+/* The current choice is complete: keeps its counts and starts the next prompt of the batch. */
+static bool gen_next_prompt(serve_gen *g, serve_status *st) {
+    g->finished.n_prompt += g->n_prompt;
+    g->finished.prompt_n += g->prompt_n;
+    g->finished.predicted_n += g->predicted_n;
+    g->finished.t_prefill_ns += g->t_prefill_ns;
+    g->predicted_n = 0;
+    g->choice++;
+    g->done = false;
+    g->finish = NULL;
+    g->n_lp = g->lp_sent = 0;
+    g->lp_offset = 0;
+    sampler_free(&g->smp);
+    serve_text_free(&g->text);
+    buf_reset(&g->acc);
+    if (!gen_load_prompt(g, g->choice, st) || !gen_prefill(g, st)) return false;
+    if (!g->r.stream && gen_echo_text(g, &g->acc)) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    return true;
+}
+
+/* Before usage and timings are reported: the counts of the batch's earlier prompts. */
+static void gen_fold_finished(serve_gen *g) {
+    g->n_prompt += g->finished.n_prompt;
+    g->prompt_n += g->finished.prompt_n;
+    g->predicted_n += g->finished.predicted_n;
+    g->t_prefill_ns += g->finished.t_prefill_ns;
+    memset(&g->finished, 0, sizeof g->finished);
+}
+
+/* The choice's logprobs value: the entries not yet sent (all of them for a body), in the
+ * route's shape, or null when not asked for or a chunk has none. */
+static json_t *gen_logprobs_json(serve_gen *g, bool body) {
+    if (g->r.logprobs < 0 || (!body && g->lp_sent == g->n_lp)) return json_null();
+    const logprob_entry *e = g->lp ? g->lp + g->lp_sent : NULL;
+    int n = g->n_lp - g->lp_sent;
+    g->lp_sent = g->n_lp;
+    json_t *v = g->r.chat ? serve_logprobs_chat(&g->s->b, e, n)
+                          : serve_logprobs_completion(&g->s->b, e, n, &g->lp_offset);
+    return v ? v : json_null();
 }
 
 /* Tokenizes, checks the context, reuses the cached prefix and evaluates the rest. */
@@ -306,7 +557,9 @@ static bool gen_prefill(serve_gen *g, serve_status *st) {
     if (common == n) common = n - 1; /* the last token is evaluated again for its logits */
     int64_t t0 = clock_now_ns();
     s->n_cache = 0;
-    if (b->eval(b->ctx, g->r.tokens + common, n - common, common, s->logits)) goto fail;
+    if (g->r.echo && g->r.logprobs >= 0 ? gen_eval_echo(g, common)
+                                         : b->eval(b->ctx, g->r.tokens + common, n - common, common, s->logits, false))
+        goto fail;
     g->t_prefill_ns = clock_now_ns() - t0;
     memcpy(s->cache, g->r.tokens, (size_t)n * sizeof(int32_t));
     s->n_cache = n;
@@ -314,7 +567,7 @@ static bool gen_prefill(serve_gen *g, serve_status *st) {
     g->prompt_n = n - common;
     sampler_init(&g->smp, &g->r.sp, g->r.seed);
     serve_text_init(&g->text, g->r.stops, g->r.n_stops);
-    if (sha256_begin(&g->hash)) goto fail;
+    if (g->choice == 0 && sha256_begin(&g->hash)) goto fail; /* one hash over a whole batch */
     if (g->r.max_tokens == 0) { g->done = true; g->finish = "length"; }
     return true;
 fail:
@@ -334,6 +587,7 @@ static pacer_err gen_step(serve_gen *g, buf *text) {
     uint8_t le[4] = {(uint8_t)tok, (uint8_t)(tok >> 8), (uint8_t)(tok >> 16), (uint8_t)(tok >> 24)};
     sha256_update(&g->hash, le, 4);
     g->predicted_n++;
+    if ((rc = gen_logprob_token(g, tok, s->logits))) goto out;
     size_t plen = 0;
     const char *piece = b->piece(b->ctx, tok, &plen);
     if ((rc = serve_text_push(&g->text, piece, plen, text))) goto out;
@@ -342,7 +596,7 @@ static pacer_err gen_step(serve_gen *g, buf *text) {
         g->done = true; g->finish = "length"; goto out;
     }
     s->n_cache = 0;
-    if ((rc = b->eval(b->ctx, &tok, 1, g->n_past, s->logits))) goto out;
+    if ((rc = b->eval(b->ctx, &tok, 1, g->n_past, s->logits, false))) goto out;
     g->verify_rounds++;
     s->cache[g->n_past++] = tok;
     s->n_cache = g->n_past;
@@ -383,12 +637,12 @@ static void gen_account(serve_gen *g) {
 }
 
 /* One choice: text (completions), delta (chat stream) or message (chat body). */
-static json_t *gen_choice(const serve_gen *g, const char *text, size_t len, bool role, const char *finish, bool body) {
-    json_t *c = json_pack("{s:i}", "index", 0);
+static json_t *gen_choice(serve_gen *g, const char *text, size_t len, bool role, const char *finish, bool body) {
+    json_t *c = json_pack("{s:i}", "index", g->choice);
     json_t *t = json_stringn(text ? text : "", text ? len : 0);
+    json_object_set_new(c, "logprobs", role ? json_null() : gen_logprobs_json(g, body));
     if (!g->r.chat) {
         json_object_set_new(c, "text", t);
-        json_object_set_new(c, "logprobs", json_null());
     } else if (body) {
         json_object_set_new(c, "message", json_pack("{s:s,s:o}", "role", "assistant", "content", t));
     } else {
@@ -417,6 +671,21 @@ static pacer_err sse_append(buf *out, json_t *v) {
     return rc;
 }
 
+/* With echo: a chunk with the current prompt's text and its positions' log-probabilities. */
+static pacer_err gen_stream_echo(serve_gen *g) {
+    if (!g->r.echo) return PACER_OK;
+    buf text;
+    buf_init(&text, 1u << 22);
+    pacer_err rc = gen_echo_text(g, &text);
+    if (rc == PACER_OK) {
+        json_t *v = gen_envelope(g, false);
+        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, text.data, text.len, false, NULL, false));
+        rc = sse_append(&g->out, v);
+    }
+    buf_free(&text);
+    return rc;
+}
+
 /* Produces the next SSE events into g->out. */
 static pacer_err gen_stream_more(serve_gen *g) {
     pacer_err rc = PACER_OK;
@@ -427,12 +696,13 @@ static pacer_err gen_stream_more(serve_gen *g) {
             json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, true, NULL, false));
             return sse_append(&g->out, v);
         }
+        if (g->r.echo) return gen_stream_echo(g);
     }
     if (!g->done) {
         buf text;
         buf_init(&text, 1u << 20);
         rc = gen_step(g, &text);
-        if (rc == PACER_OK && text.len) {
+        if (rc == PACER_OK && (text.len || g->lp_sent < g->n_lp)) { /* log-probabilities: a chunk per step */
             json_t *v = gen_envelope(g, false);
             json_array_append_new(json_object_get(v, "choices"), gen_choice(g, text.data, text.len, false, NULL, false));
             rc = sse_append(&g->out, v);
@@ -440,8 +710,18 @@ static pacer_err gen_stream_more(serve_gen *g) {
         buf_free(&text);
         if (rc || !g->done) return rc;
     }
+    if (g->choice + 1 < gen_n_choices(g)) {
+        /* a batch: this choice ends with its finish_reason, the next prompt starts */
+        json_t *v = gen_envelope(g, false);
+        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->finish, false));
+        if ((rc = sse_append(&g->out, v))) return rc;
+        serve_status st;
+        if (!gen_next_prompt(g, &st)) return PACER_ERR_STATE;
+        return gen_stream_echo(g);
+    }
     if (!g->sent_final) {
         g->sent_final = true;
+        gen_fold_finished(g);
         gen_account(g);
         char hex[65];
         gen_hash_hex(g, hex);
@@ -495,7 +775,7 @@ static enum MHD_Result route_generate(serve_server *s, struct MHD_Connection *c,
         goto error;
     }
     g->holds_lock = true;
-    if (!gen_prefill(g, &st)) goto error;
+    if (!gen_begin(g, &st)) goto error;
     if (g->r.stream) {
         struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, g, stream_free);
         if (!r) { gen_free(g); return MHD_NO; }
@@ -505,13 +785,20 @@ static enum MHD_Result route_generate(serve_server *s, struct MHD_Connection *c,
         MHD_destroy_response(r);
         return ret;
     }
-    while (!g->done)
-        if (gen_step(g, &g->acc)) { status_set(&st, 500, "server_error", "the engine failed%s", ""); goto error; }
+    if (!(g->choices = json_array())) { status_set(&st, 500, "server_error", "out of memory%s", ""); goto error; }
+    for (;;) {
+        while (!g->done)
+            if (gen_step(g, &g->acc)) { status_set(&st, 500, "server_error", "the engine failed%s", ""); goto error; }
+        json_array_append_new(g->choices, gen_choice(g, g->acc.data, g->acc.len, false, g->finish, true));
+        if (g->choice + 1 >= gen_n_choices(g)) break;
+        if (!gen_next_prompt(g, &st)) goto error;
+    }
+    gen_fold_finished(g);
     gen_account(g);
     char hex[65];
     gen_hash_hex(g, hex);
     json_t *v = gen_envelope(g, true);
-    json_array_append_new(json_object_get(v, "choices"), gen_choice(g, g->acc.data, g->acc.len, false, g->finish, true));
+    json_object_set(v, "choices", g->choices);
     json_object_set_new(v, "usage", gen_usage(g));
     json_object_set_new(v, "timings", gen_timings(g));
     json_object_set_new(v, "token_hash", json_string(hex));
@@ -700,6 +987,6 @@ void serve_stop(serve_server *s) {
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);
-    free(s->cache); free(s->logits);
+    free(s->cache); free(s->logits); free(s->rows);
     free(s);
 }

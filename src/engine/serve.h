@@ -22,8 +22,10 @@ typedef struct serve_backend {
     /* Bytes token `tok` decodes to (may be empty, never NULL). */
     const char *(*piece)(void *ctx, int32_t tok, size_t *len);
     bool (*is_eog)(void *ctx, int32_t tok);
-    /* engine_eval semantics: positions >= pos are dropped; logits of the last token. */
-    pacer_err (*eval)(void *ctx, const int32_t *tokens, int n, int pos, float *logits);
+    /* engine_eval semantics: positions >= pos are dropped first. logits: n_vocab floats for
+     * the last token, or with all_logits n rows of n_vocab (row i predicts what follows
+     * token i); NULL computes only the cache. */
+    pacer_err (*eval)(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
 } serve_backend;
 
 /* Facts about the loaded model, for /v1/models and the manifest. Strings are copied. */

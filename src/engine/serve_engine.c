@@ -22,8 +22,8 @@ static const char *be_piece(void *ctx, int32_t tok, size_t *len) {
 
 static bool be_eog(void *ctx, int32_t tok) { return tokenizer_is_eog(engine_get_tokenizer(ctx), tok); }
 
-static pacer_err be_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits) {
-    return engine_eval(ctx, tokens, n, pos, logits, false);
+static pacer_err be_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    return engine_eval(ctx, tokens, n, pos, logits, all_logits);
 }
 
 pacer_err serve_engine_backend(engine *e, serve_backend *b) {

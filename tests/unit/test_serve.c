@@ -1,9 +1,11 @@
 /* test_serve.c - the serve layer: stop/UTF-8 holdback, chat rendering and format
  * detection, and the HTTP server on a real loopback port with a scripted byte-level model
- * (token = byte + 0..255, 256 = end of generation; the next byte is always last + 1). */
+ * (token = byte + 0..255, 256 = end of generation; the next byte is always last + 1),
+ * including log-probabilities, echo and batched prompts. */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 #include "base/buf.h"
@@ -128,7 +130,7 @@ Test(chat, detects_from_template_then_vocab) {
 /* ---- the scripted model ---- */
 
 typedef struct fake {
-    int evals, evaluated;
+    int evals, evaluated, all_rows;
     int64_t delay_ns;
     int32_t last;
     char piece[2];
@@ -148,18 +150,23 @@ static const char *fake_piece(void *ctx, int32_t tok, size_t *len) {
     return f->piece;
 }
 static bool fake_eog(void *ctx, int32_t tok) { (void)ctx; return tok == 256; }
-static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits) {
+/* The row after `last`: ... x y z then end, the next byte scoring 10, everything else 0. */
+static void fake_row(int32_t last, float *row) {
+    for (int i = 0; i < 257; i++) row[i] = 0;
+    row[last == 'z' ? 256 : (last + 1) % 256] = 10;
+}
+static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
     fake *f = ctx;
     f->evals++;
     f->evaluated += n;
+    if (all_logits) f->all_rows += n;
     if (f->delay_ns) {
         struct timespec ts = {0, (long)f->delay_ns};
         nanosleep(&ts, NULL);
     }
-    int32_t last = tokens[n - 1];
-    for (int i = 0; i < 257; i++) logits[i] = 0;
-    logits[last == 'z' ? 256 : (last + 1) % 256] = 10; /* ... x y z then end */
     (void)pos;
+    if (!logits) return PACER_OK;
+    for (int i = all_logits ? 0 : n - 1; i < n; i++) fake_row(tokens[i], logits + (size_t)(all_logits ? i : 0) * 257);
     return PACER_OK;
 }
 
@@ -421,4 +428,186 @@ Test(serve_http, disconnect_stops_generation) {
     cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":1}", &r), 200);
     free(r);
     teardown();
+}
+
+/* ---- log-probabilities, echo and batches ---- */
+
+/* The scripted model's log-probabilities: the next byte (logit 10) and any other id (0). */
+static double lp_next(void) { return 10.0 - log(exp(10.0) + 256.0); }
+static double lp_other(void) { return -log(exp(10.0) + 256.0); }
+
+static json_t *post_json(const char *path, const char *body) {
+    char *r;
+    long code = http("POST", path, body, &r);
+    cr_assert_eq(code, 200, "%s -> %ld: %s", body, code, r);
+    json_t *v = json_loads(r, JSON_ALLOW_NUL, NULL);
+    cr_assert(v, "%s", r);
+    free(r);
+    return v;
+}
+
+static json_t *choice_at(json_t *v, size_t i) { return json_array_get(json_object_get(v, "choices"), i); }
+
+Test(serve_logprobs, echo_lists_the_prompt_then_tokens, .init = setup, .fini = teardown) {
+    json_t *v = post_json("/v1/completions",
+                          "{\"prompt\":\"abc\",\"echo\":true,\"max_tokens\":2,\"logprobs\":2,\"temperature\":0}");
+    json_t *c = choice_at(v, 0), *lp = json_object_get(c, "logprobs");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "text")), "abcde");
+    json_t *tokens = json_object_get(lp, "tokens"), *lps = json_object_get(lp, "token_logprobs");
+    json_t *offs = json_object_get(lp, "text_offset"), *ids = json_object_get(lp, "top_logprob_ids");
+    json_t *tops = json_object_get(lp, "top_logprobs");
+    cr_assert_eq(json_array_size(tokens), 5);
+    cr_assert(json_is_null(json_array_get(lps, 0)), "the first prompt position has no logprob");
+    cr_assert(json_is_null(json_array_get(tops, 0)));
+    for (size_t i = 0; i < 5; i++) {
+        char want[2] = {(char)('a' + i), 0};
+        cr_assert_str_eq(json_string_value(json_array_get(tokens, i)), want);
+        cr_assert_eq(json_integer_value(json_array_get(offs, i)), (json_int_t)i);
+        if (i == 0) continue;
+        cr_assert_float_eq(json_real_value(json_array_get(lps, i)), lp_next(), 1e-5);
+        json_t *pairs = json_array_get(ids, i);
+        cr_assert_eq(json_array_size(pairs), 2);
+        cr_assert_eq(json_integer_value(json_array_get(json_array_get(pairs, 0), 0)), 'a' + (json_int_t)i);
+        cr_assert_float_eq(json_real_value(json_array_get(json_array_get(pairs, 0), 1)), lp_next(), 1e-5);
+        cr_assert_eq(json_integer_value(json_array_get(json_array_get(pairs, 1), 0)), 0, "ties go to the lower id");
+        cr_assert_float_eq(json_real_value(json_array_get(json_array_get(pairs, 1), 1)), lp_other(), 1e-5);
+        char key[2] = {(char)('a' + i), 0};
+        cr_assert_float_eq(json_real_value(json_object_get(json_array_get(tops, i), key)), lp_next(), 1e-5);
+    }
+    json_decref(v);
+}
+
+Test(serve_logprobs, echo_with_no_tokens_and_no_logprobs, .init = setup, .fini = teardown) {
+    json_t *v = post_json("/v1/completions", "{\"prompt\":[104,105],\"echo\":true,\"max_tokens\":0,\"logprobs\":0}");
+    json_t *c = choice_at(v, 0), *lp = json_object_get(c, "logprobs");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "text")), "hi");
+    cr_assert_str_eq(json_string_value(json_object_get(c, "finish_reason")), "length");
+    cr_assert_eq(json_array_size(json_object_get(lp, "tokens")), 2);
+    cr_assert_eq(json_array_size(json_array_get(json_object_get(lp, "top_logprob_ids"), 1)), 0);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "usage"), "completion_tokens")), 0);
+    json_decref(v);
+    v = post_json("/v1/completions", "{\"prompt\":\"hi\",\"echo\":true,\"max_tokens\":1,\"temperature\":0}");
+    c = choice_at(v, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(c, "text")), "hij");
+    cr_assert(json_is_null(json_object_get(c, "logprobs")));
+    json_decref(v);
+}
+
+Test(serve_logprobs, sampling_does_not_change_them, .init = setup, .fini = teardown) {
+    json_t *g = post_json("/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":3,\"logprobs\":1,\"temperature\":0}");
+    json_t *t = post_json("/v1/completions",
+                          "{\"prompt\":\"a\",\"max_tokens\":3,\"logprobs\":1,\"temperature\":7,\"top_k\":1,\"top_p\":0.5}");
+    json_t *a = json_object_get(json_object_get(choice_at(g, 0), "logprobs"), "token_logprobs");
+    json_t *b = json_object_get(json_object_get(choice_at(t, 0), "logprobs"), "token_logprobs");
+    cr_assert_eq(json_array_size(a), 3);
+    cr_assert(json_equal(a, b));
+    cr_assert_float_eq(json_real_value(json_array_get(b, 0)), lp_next(), 1e-5);
+    json_decref(g);
+    json_decref(t);
+}
+
+Test(serve_logprobs, echo_bypasses_the_prompt_cache, .init = setup, .fini = teardown) {
+    const char *body = "{\"prompt\":\"abcdef\",\"echo\":true,\"max_tokens\":1,\"logprobs\":3,\"temperature\":0}";
+    json_t *v1 = post_json("/v1/completions", body);
+    F.all_rows = 0;
+    json_t *v2 = post_json("/v1/completions", body);
+    cr_assert_eq(F.all_rows, 6, "every prompt row is evaluated again");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(v2, "timings"), "prompt_n")), 6);
+    cr_assert(json_equal(json_object_get(choice_at(v1, 0), "logprobs"), json_object_get(choice_at(v2, 0), "logprobs")));
+    json_decref(v1);
+    json_decref(v2);
+}
+
+Test(serve_logprobs, batch_answers_in_order, .init = setup, .fini = teardown) {
+    json_t *v = post_json("/v1/completions",
+                          "{\"prompt\":[\"a\",[120,121],\"m\"],\"max_tokens\":2,\"temperature\":0,\"logprobs\":1}");
+    json_t *ch = json_object_get(v, "choices");
+    cr_assert_eq(json_array_size(ch), 3);
+    const char *texts[] = {"bc", "z", "no"}, *fin[] = {"length", "stop", "length"};
+    size_t ntok[] = {2, 1, 2};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *c = json_array_get(ch, i);
+        cr_assert_eq(json_integer_value(json_object_get(c, "index")), (json_int_t)i);
+        cr_assert_str_eq(json_string_value(json_object_get(c, "text")), texts[i]);
+        cr_assert_str_eq(json_string_value(json_object_get(c, "finish_reason")), fin[i]);
+        cr_assert_eq(json_array_size(json_object_get(json_object_get(c, "logprobs"), "tokens")), ntok[i]);
+    }
+    json_t *u = json_object_get(v, "usage");
+    cr_assert_eq(json_integer_value(json_object_get(u, "prompt_tokens")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(u, "completion_tokens")), 5);
+    json_decref(v);
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions",
+                      "{\"prompt\":[[97],[109]],\"max_tokens\":2,\"temperature\":0,\"stream\":true,\"echo\":true}", &r),
+                 200);
+    const char *c0 = strstr(r, "\"index\":0"), *f0 = strstr(r, "\"finish_reason\":\"length\"");
+    const char *c1 = strstr(r, "\"index\":1");
+    cr_assert(c0 && f0 && c1 && c0 < f0 && f0 < c1 && strstr(r, "data: [DONE]"), "%s", r);
+    cr_assert(strstr(r, "\"text\":\"m\""), "the second prompt is echoed: %s", r);
+    free(r);
+}
+
+Test(serve_logprobs, bad_requests, .init = setup, .fini = teardown) {
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":[[1,2],[3,999]]}", &r), 400);
+    cr_assert(strstr(r, "prompt[1][1]"), "%s", r);
+    free(r);
+    expect_error("POST", "/v1/completions", "{\"prompt\":[]}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":[\"a\",5]}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":[\"a\",[]]}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":\"a\",\"logprobs\":21}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":\"a\",\"logprobs\":true}", 400);
+    expect_error("POST", "/v1/completions", "{\"prompt\":\"a\",\"echo\":1}", 400);
+    expect_error("POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"top_logprobs\":2}", 400);
+    expect_error("POST", "/v1/chat/completions",
+                 "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"logprobs\":true,\"top_logprobs\":21}", 400);
+    expect_error("POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"logprobs\":3}", 400);
+}
+
+/* Counts chat logprobs entries over every chunk of an SSE body. */
+static size_t sse_chat_entries(const char *sse, size_t *tokens) {
+    size_t n = 0;
+    *tokens = 0;
+    for (const char *p = strstr(sse, "data: {"); p; p = strstr(p + 1, "data: {")) {
+        json_t *v = json_loadb(p + 6, strcspn(p + 6, "\n"), JSON_ALLOW_NUL, NULL);
+        cr_assert(v);
+        json_t *c = choice_at(v, 0);
+        json_t *content = json_object_get(json_object_get(c, "logprobs"), "content");
+        n += json_array_size(content);
+        json_t *u = json_object_get(v, "usage");
+        if (u) *tokens = (size_t)json_integer_value(json_object_get(u, "completion_tokens"));
+        json_decref(v);
+    }
+    return n;
+}
+
+Test(serve_logprobs, chat_body_and_stream, .init = setup, .fini = teardown) {
+    json_t *v = post_json("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"max_tokens\":4,"
+                                                   "\"temperature\":0,\"logprobs\":true,\"top_logprobs\":3}");
+    json_t *content = json_object_get(json_object_get(choice_at(v, 0), "logprobs"), "content");
+    cr_assert_eq(json_array_size(content), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *e = json_array_get(content, i);
+        cr_assert(json_is_string(json_object_get(e, "token")));
+        cr_assert_float_eq(json_real_value(json_object_get(e, "logprob")), lp_next(), 1e-5);
+        cr_assert_eq(json_array_size(json_object_get(e, "bytes")), 1);
+        cr_assert_eq(json_array_size(json_object_get(e, "top_logprobs")), 3);
+    }
+    json_decref(v);
+    char *r;
+    cr_assert_eq(http("POST", "/v1/chat/completions",
+                      "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}],\"max_tokens\":5,\"temperature\":0,"
+                      "\"logprobs\":true,\"stream\":true,\"stream_options\":{\"include_usage\":true}}", &r), 200);
+    size_t tokens = 0, entries = sse_chat_entries(r, &tokens);
+    cr_assert_eq(tokens, 5, "%s", r);
+    cr_assert_eq(entries, tokens, "one logprobs entry per generated token: %s", r);
+    free(r);
+}
+
+Test(serve_logprobs, partial_utf8_token_names_its_bytes, .init = setup, .fini = teardown) {
+    /* 0xE2 alone is part of a character: named "bytes:\xe2" with its raw byte in chat */
+    json_t *v = post_json("/v1/completions", "{\"prompt\":[225],\"max_tokens\":1,\"logprobs\":0,\"temperature\":0}");
+    json_t *tokens = json_object_get(json_object_get(choice_at(v, 0), "logprobs"), "tokens");
+    cr_assert_str_eq(json_string_value(json_array_get(tokens, 0)), "bytes:\\xe2");
+    json_decref(v);
 }

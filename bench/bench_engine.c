@@ -156,6 +156,11 @@ int main(void) {
         const char *name;
         ggml_type t;
     } types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}};
+    /* PACER_KERNELS=scalar|avx2|avx512 measures a lower kernel level than the CPU's best */
+    const char *want = getenv("PACER_KERNELS");
+    for (int l = KERN_SCALAR; want && l <= KERN_AVX512; l++)
+        if (strcmp(want, kern_level_name((kern_level)l)) == 0)
+            kern_set_level((kern_level)l);
     printf("kernels: %s\n", kern_level_name(kern_get_level()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);

@@ -1,10 +1,15 @@
 /* disk.c - the volume that holds the model (capacity, free space) and the uncached read
  * sample: the model file read with O_DIRECT, or after posix_fadvise(DONTNEED) where the
- * file system refuses O_DIRECT, so the figure is the device's and not the page cache's. */
+ * file system refuses O_DIRECT, so the figure is the device's and not the page cache's; where
+ * the pages cannot be dropped (tmpfs) there is no sample at all. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -22,6 +27,27 @@ pacer_err probe_volume_read(const char *path, uint64_t *capacity, uint64_t *free
     return PACER_OK;
 }
 
+/* Fraction (0..1) of the first `len` bytes of `fd` that sit in the page cache right now;
+ * -1 when it cannot be told. */
+static double cached_fraction(int fd, uint64_t len) {
+    if (len == 0) return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return -1;
+    void *map = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return -1;
+    size_t pages = (size_t)((len + (uint64_t)page - 1) / (uint64_t)page);
+    unsigned char *vec = malloc(pages);
+    double frac = -1;
+    if (vec && mincore(map, (size_t)len, vec) == 0) {
+        size_t resident = 0;
+        for (size_t i = 0; i < pages; i++) resident += vec[i] & 1;
+        frac = (double)resident / (double)pages;
+    }
+    free(vec);
+    munmap(map, (size_t)len);
+    return frac;
+}
+
 pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_read_sample *out) {
     pacer_err rc = PACER_OK;
     void *block = NULL;
@@ -32,9 +58,29 @@ pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_rea
     if (fd < 0 && errno == EINVAL) { /* tmpfs and some others: drop the cached pages instead */
         out->method = "fadvise";
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     }
     if (fd < 0) return errno == ENOENT ? PACER_ERR_NOT_FOUND : PACER_ERR_IO;
+    /* dirty pages are written back first: an O_DIRECT read would wait for them, and
+     * posix_fadvise cannot drop them; neither belongs in the figure */
+    fdatasync(fd);
+    /* memory file systems take O_DIRECT (tmpfs since Linux 6.6) but have no device behind */
+    struct statfs sf;
+    if (fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)) {
+        rc = PACER_ERR_STATE;
+        goto out;
+    }
+    if (out->method[0] == 'f') {
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        struct stat st;
+        uint64_t len = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+        if (len > max_bytes) len = max_bytes;
+        /* pages that stayed would give a memory figure under a disk's name: no sample
+         * rather than a cached one */
+        if (cached_fraction(fd, len) > 0.01) {
+            rc = PACER_ERR_STATE;
+            goto out;
+        }
+    }
     if (posix_memalign(&block, SAMPLE_ALIGN, SAMPLE_BLOCK) != 0) {
         rc = PACER_ERR_NOMEM;
         goto out;

@@ -70,8 +70,8 @@ bool probe_name_allowed(const char *s);
 /* --- visible.c: the CUDA/HIP visibility rules over an ordered list of GPUs --- */
 /* Applies a *_VISIBLE_DEVICES `value` (NULL: unset, every GPU) to `n` GPUs whose UUIDs are
  * `uuids` (entries may be "" when the tool printed none). Writes the kept positions in
- * order into kept[] (room for n) and returns how many; sets *partial when an entry
- * could not be resolved because no UUID was printed. */
+ * order into kept[] (room for n) and returns how many; sets *partial when a GPU- entry
+ * matched no UUID while some GPU had none printed (it may have named that one). */
 size_t probe_visible_apply(const char *value, const char *const *uuids, size_t n, size_t *kept,
                            bool *partial);
 /* The value HIP uses: HIP_VISIBLE_DEVICES unless unset or only a pair of quotes, then
@@ -119,6 +119,10 @@ typedef struct probe_read_sample {
     const char *method; /* "o_direct" or "fadvise" */
 } probe_read_sample;
 pacer_err probe_volume_read(const char *path, uint64_t *capacity, uint64_t *free_bytes);
+/* Reads up to `max_bytes` (0: 2 GB) of `path` bypassing the page cache (O_DIRECT, else
+ * after posix_fadvise DONTNEED) and times it. PACER_ERR_STATE when the file lives in memory
+ * (tmpfs, ramfs) or its pages stay cached whatever is done: such a figure would be the
+ * page cache's, not the disk's. */
 pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_read_sample *out);
 
 /* --- tool.c --- */

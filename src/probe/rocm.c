@@ -68,7 +68,9 @@ pacer_err probe_rocminfo_parse(const char *text, size_t n, probe_gpu_list *agent
         int indent;
         if (!cur || !ri_field(line, len, &indent, key, sizeof key, val, sizeof val)) continue;
         if (indent == 2) {
-            if (strcmp(key, "Uuid") == 0) probe_copy(cur->uuid, sizeof cur->uuid, val);
+            /* "GPU-XX" / "CPU-XX" is what rocminfo prints for a device without a unique id */
+            if (strcmp(key, "Uuid") == 0 && strcmp(val + (strlen(val) > 3 ? strlen(val) - 3 : 0), "-XX") != 0)
+                probe_copy(cur->uuid, sizeof cur->uuid, val);
             else if (strcmp(key, "Marketing Name") == 0) probe_copy(cur->name, sizeof cur->name, val);
             else if (strcmp(key, "Vendor Name") == 0) {
                 for (size_t k = 0; k < sizeof cur->vendor - 1 && val[k]; k++)

@@ -33,8 +33,8 @@ size_t probe_visible_apply(const char *value, const char *const *uuids, size_t n
         value++;
         len -= 2;
     }
-    bool any_uuid = false;
-    for (size_t i = 0; i < n; i++) any_uuid |= uuids[i] && uuids[i][0];
+    bool uuid_missing = false; /* some GPU has no printed Uuid: a GPU- entry may name it */
+    for (size_t i = 0; i < n; i++) uuid_missing |= !uuids[i] || !uuids[i][0];
     for (size_t pos = 0; pos < len;) {
         size_t end = pos;
         while (end < len && value[end] != ',') end++;
@@ -47,7 +47,7 @@ size_t probe_visible_apply(const char *value, const char *const *uuids, size_t n
             for (size_t i = 0; i < n && idx == n; i++)
                 if (uuids[i] && strlen(uuids[i]) >= elen && strncmp(uuids[i], e, elen) == 0) idx = i;
             if (idx == n) {
-                if (!any_uuid) *partial = true; /* cannot tell which GPU it named */
+                if (uuid_missing) *partial = true; /* cannot tell which GPU it named */
                 break;
             }
         } else {

@@ -43,7 +43,9 @@ check "text output names sources" grep -q '^cpu \[probed\]' "$TMP/probe.txt"
 printf '{"x":"%s"}\n' "5f0c1e2a-9b7d-4c3e-8a61-2d4b6e8f0a13" >"$TMP/canary.json"
 if scan "$TMP/canary.json" >/dev/null; then fail "canary scan catches a UUID"; else pass "canary scan catches a UUID"; fi
 
-# uncached read sample on a real file, twice in a row: both figures present and positive
+# uncached read sample on a real file, twice in a row: both figures present and positive, and
+# the method one that bypasses the page cache (the figures are printed, never compared: tests
+# do not assert on speed; the unit test checks with mincore that the cache is not what is read)
 SAMPLE_DIR="$PWD/$BUILD/probe-sample.$$"
 mkdir -p "$SAMPLE_DIR"
 dd if=/dev/urandom of="$SAMPLE_DIR/model.bin" bs=1M count=64 status=none
@@ -58,6 +60,17 @@ positive() { [ -n "$1" ] && python3 -c 'import sys; v=float(sys.argv[1]); sys.ex
 check "read sample, first run" positive "${first%% *}"
 check "read sample, second run" positive "${second%% *}"
 check "read sample reads the whole small file" [ "${first##* }" = 67108864 ]
+method=${first#* }; method=${method%% *}
+check "read sample bypasses the page cache (o_direct, or fadvise with the pages dropped)" \
+  sh -c "[ '$method' = o_direct ] || [ '$method' = fadvise ]"
+# a file in memory (tmpfs takes O_DIRECT since Linux 6.6): no figure rather than a cached one
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+  head -c 4194304 /dev/urandom > /dev/shm/pacer-probe-$$.bin
+  s=$("$PACER" probe --json --no-gpus --model /dev/shm/pacer-probe-$$.bin --read-sample |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["volume"].get("read_sample", "absent"))')
+  rm -f /dev/shm/pacer-probe-$$.bin
+  check "no read sample on tmpfs (it would be the page cache's figure)" [ "$s" = None ]
+else skip "no read sample on tmpfs" "/dev/shm is not tmpfs"; fi
 
 "$PACER" probe --read-sample >/dev/null 2>&1
 check "--read-sample without --model is refused" [ $? -eq 2 ]

@@ -2,6 +2,9 @@
  * nvidia-smi CSV, macOS sysctl and system_profiler), power, the volume and read sample,
  * redaction (allowlist, canary scan, path placeholders). */
 #include <criterion/criterion.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +225,60 @@ Test(disk, volume_and_read_sample) {
     cr_assert_eq(rs.bytes, 3u << 20, "capped");
     unlink(path);
     cr_assert_eq(probe_read_sample_take(path, 0, &rs), PACER_ERR_NOT_FOUND);
+}
+
+/* Pages of `path` resident in the page cache (mincore), of `pages`. */
+static size_t resident_pages(const char *path, size_t len, size_t *pages) {
+    int fd = open(path, O_RDONLY);
+    cr_assert(fd >= 0);
+    void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    cr_assert(m != MAP_FAILED);
+    long pg = sysconf(_SC_PAGESIZE);
+    *pages = (len + (size_t)pg - 1) / (size_t)pg;
+    unsigned char *vec = malloc(*pages);
+    cr_assert_eq(mincore(m, len, vec), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < *pages; i++) n += vec[i] & 1;
+    free(vec);
+    munmap(m, len);
+    close(fd);
+    return n;
+}
+
+Test(disk, read_sample_never_comes_from_the_page_cache) {
+    /* a file that is wholly in the page cache (just written, then read back) */
+    char path[] = "/tmp/pacer-sample-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    static char block[1 << 20];
+    memset(block, 'y', sizeof block);
+    for (int i = 0; i < 8; i++) cr_assert_eq(write(fd, block, sizeof block), (ssize_t)sizeof block);
+    cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+    while (read(fd, block, sizeof block) > 0) {}
+    close(fd);
+    size_t pages = 0;
+    size_t before = resident_pages(path, 8u << 20, &pages);
+    probe_read_sample rs;
+    cr_assert_eq(probe_read_sample_take(path, 0, &rs), PACER_OK);
+    cr_assert_eq(rs.bytes, 8u << 20);
+    if (strcmp(rs.method, "fadvise") == 0) {
+        /* no O_DIRECT here: the cached pages were dropped, the sample read the device */
+        cr_assert_eq(resident_pages(path, 8u << 20, &pages), 0, "%zu of %zu pages were cached", before, pages);
+    } else {
+        cr_assert_str_eq(rs.method, "o_direct", "O_DIRECT reads bypass the page cache");
+    }
+    unlink(path);
+
+    /* tmpfs: the pages are the storage and cannot be dropped, so there is no sample at all */
+    char shm[] = "/dev/shm/pacer-sample-XXXXXX";
+    fd = mkstemp(shm);
+    if (fd < 0) return; /* no /dev/shm on this machine */
+    for (int i = 0; i < 2; i++) cr_assert_eq(write(fd, block, sizeof block), (ssize_t)sizeof block);
+    close(fd);
+    struct statfs sf;
+    cr_assert_eq(statfs(shm, &sf), 0);
+    if (sf.f_type == TMPFS_MAGIC) cr_assert_eq(probe_read_sample_take(shm, 0, &rs), PACER_ERR_STATE);
+    unlink(shm);
 }
 
 Test(redact, canary_scan_finds_identifying_text) {

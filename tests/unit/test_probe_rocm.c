@@ -43,13 +43,6 @@ Test(rocm, parses_agents_and_first_global_pool) {
     cr_assert_eq(out.gpu[0].memory_bytes, 201310208ull * 1024, "first global pool only");
 }
 
-Test(rocm, rocr_visible_devices_is_not_applied_again) {
-    /* rocminfo already applied ROCR_VISIBLE_DEVICES: what it prints is all there is */
-    cr_assert_eq(setenv("ROCR_VISIBLE_DEVICES", "0", 1), 0);
-    select_gpus("rocminfo-mi25x3.txt", NULL, NULL);
-    cr_assert_eq(out.count, 3);
-    unsetenv("ROCR_VISIBLE_DEVICES");
-}
 
 Test(rocm, hip_visible_devices_wins_over_cuda) {
     select_gpus("rocminfo-mi300x4.txt", "3", "0");
@@ -176,6 +169,34 @@ Test(rocm, unnamed_kept_gpu_makes_source_partial) {
     cr_assert_eq(out.source, PROBE_SOURCE_PROBED, "the unnamed GPU is not kept");
 }
 
+Test(rocm, placeholder_uuid_gpu_xx_counts_as_none_printed) {
+    /* consumer cards and APUs print "GPU-XX": no id to match, so a GPU- entry cannot be resolved */
+    load_agents("rocminfo-apu-5500u.txt");
+    cr_assert_str_eq(agents.gpu[1].uuid, "");
+    select_gpus("rocminfo-apu-5500u.txt", "GPU-XX", NULL);
+    cr_assert_eq(out.count, 0);
+    cr_assert_eq(out.source, PROBE_SOURCE_PARTIAL);
+}
+
+Test(rocm, unmatched_gpu_entry_with_some_uuid_missing_is_partial) {
+    /* mi300x4 with the third GPU's Uuid not printed: an unmatched GPU- entry may name it */
+    buf b;
+    buf_init(&b, 1 << 20);
+    cr_assert_eq(file_read_all("tests/data/probe/rocminfo-mi300x4.txt", &b), PACER_OK);
+    char *u = strstr(b.data, "GPU-2d7e81f09ab3c544");
+    cr_assert_not_null(u);
+    memset(u, ' ', strlen("GPU-2d7e81f09ab3c544"));
+    cr_assert_eq(probe_rocminfo_parse(b.data, b.len, &agents), PACER_OK);
+    buf_free(&b);
+    probe_rocm_select(&agents, "0,GPU-77aa", NULL, &out);
+    cr_assert_eq(out.count, 1);
+    cr_assert_eq(out.source, PROBE_SOURCE_PARTIAL);
+    /* every Uuid printed (the unmodified capture): the same entry is just invalid */
+    select_gpus("rocminfo-mi300x4.txt", "0,GPU-77aa", NULL);
+    cr_assert_eq(out.count, 1);
+    cr_assert_eq(out.source, PROBE_SOURCE_PROBED);
+}
+
 Test(rocm, unmatched_gpu_entry_without_printed_uuid_is_partial) {
     select_gpus("rocminfo-mi25x3.txt", "GPU-4a1f6e0c", NULL);
     cr_assert_eq(out.count, 0);
@@ -186,6 +207,15 @@ Test(rocm, unmatched_gpu_entry_without_printed_uuid_is_partial) {
 }
 
 Test(rocm, apu_graphics_is_unified_discrete_is_dedicated) {
+    /* a real capture: Ryzen 5 5500U and its gfx90c (ROCm/ROCm issue 4548) */
+    select_gpus("rocminfo-apu-5500u.txt", NULL, NULL);
+    cr_assert_eq(out.count, 1);
+    cr_assert_str_eq(out.gpu[0].name, "AMD Radeon Graphics");
+    cr_assert(out.gpu[0].unified);
+    cr_assert_eq(out.gpu[0].memory_bytes, 2953000ull * 1024, "the GPU agent's first global pool");
+    cr_assert_eq(out.gpu[0].compute_units, 7);
+    cr_assert_str_eq(out.gpu[0].driver, "6.10.5");
+    cr_assert_eq(out.source, PROBE_SOURCE_PROBED);
     select_gpus("rocminfo-apu-780m.txt", NULL, NULL);
     cr_assert_eq(out.count, 1);
     cr_assert_str_eq(out.gpu[0].name, "AMD Radeon Graphics");
@@ -229,6 +259,23 @@ static char *fake_tool(const char *fixture) {
     fclose(f);
     chmod(path, 0755);
     return path;
+}
+
+Test(rocm, rocr_visible_devices_is_not_applied_again) {
+    /* rocminfo already applied ROCR_VISIBLE_DEVICES: what it prints is all there is, so
+     * probe_collect, which reads the environment, must not narrow the list again */
+    char *tool = fake_tool("rocminfo-mi25x3.txt");
+    probe_options opt = {.rocminfo = tool, .nvidia_smi = "/nonexistent/nvidia-smi"};
+    unsetenv("HIP_VISIBLE_DEVICES");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    cr_assert_eq(setenv("ROCR_VISIBLE_DEVICES", "0", 1), 0);
+    json_t *hw = NULL;
+    cr_assert_eq(probe_collect(&opt, &hw), PACER_OK);
+    unsetenv("ROCR_VISIBLE_DEVICES");
+    unlink(tool);
+    free(tool);
+    cr_assert_eq(json_array_size(json_object_get(hw, "gpus")), 3);
+    json_decref(hw);
 }
 
 Test(rocm, without_rocminfo_gpus_stay_unknown) {

@@ -139,8 +139,11 @@ check "the 401 message says to set HF_TOKEN" grep -q "set HF_TOKEN" "$TMP/err"
 HF_TOKEN="$CANARY" pull org/two; check "with HF_TOKEN the gated repo pulls" test $? -eq 0
 check "the token was sent" grep -q "auth=yes" "$LOG"
 HF_TOKEN="$CANARY" pull org/nope
+HF_TOKEN="$CANARY" pull org/two@nosuchrev
 stop_hub
-check "HF_TOKEN appears in no output and no file" sh -c "! grep -r -q -F '$CANARY' '$TMP/out' '$TMP/err' '$CACHE' '$TMP'/*.log"
+HF_TOKEN="$CANARY" pull org/two # the hub is gone: the "no network" message
+check "HF_TOKEN appears in no output and no file (the whole test directory and the cache)" \
+  sh -c "! grep -r -q -F '$CANARY' '$TMP' && ! grep -r -q -F '$CANARY' '$CACHE'"
 
 # 7. GGUF repo with several quantizations, no --include: listed, nothing downloaded
 CACHE="$TMP/cache6"; : > "$TMP/out"
@@ -159,4 +162,16 @@ pull org/missing; check "unknown repo says not found" grep -q "repo org/missing 
 stop_hub
 HF_ENDPOINT="http://127.0.0.1:$(free_port)" HF_HUB_CACHE="$CACHE" "$PACER" pull org/two 2>"$TMP/err2"
 check "no network is named" grep -q "cannot reach" "$TMP/err2"
+
+# disk full: the download's .incomplete file leads to /dev/full, where every write fails with ENOSPC
+if [ -w /dev/full ]; then
+  CACHE="$TMP/cache9"; mkdir -p "$CACHE/models--org--big/blobs"
+  ln -s /dev/full "$CACHE/models--org--big/blobs/$big_sha.incomplete"
+  start_hub h9
+  HF_ENDPOINT="$EP" HF_HUB_CACHE="$CACHE" "$PACER" pull org/big >/dev/null 2>"$TMP/err3"; rc=$?
+  stop_hub
+  if [ $rc -ne 0 ] && grep -q "disk full" "$TMP/err3" && [ ! -e "$CACHE/models--org--big/blobs/$big_sha" ] &&
+     [ ! -e "$CACHE/models--org--big/snapshots/$COMMIT/weights.gguf" ]; then
+    pass "disk full is named, and nothing is placed"; else fail "disk full" "rc=$rc $(cat "$TMP/err3")"; fi
+else skip "disk full" "no writable /dev/full"; fi
 finish

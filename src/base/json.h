@@ -21,6 +21,14 @@ char *json_canonical_dump(const json_t *v);
 /* SHA-256 of the canonical encoding, as hex. */
 pacer_err json_canonical_sha256(const json_t *v, char out[65]);
 
+/* Checks, without building values, that text[0..n) is one JSON object as jansson would
+ * accept it (json_loadb with no flags), and finds its top-level member `key`. Returns true
+ * only when the text is surely valid and `key` occurs at most once at the top level; then
+ * *val_at and *val_len give the span of its value (*val_len 0: absent). Returns false for
+ * invalid text and for the cases it does not decide (deep nesting, escaped surrogates,
+ * \u0000, numbers that may not fit): the caller then parses in full. No allocation. */
+bool json_skim_object(const char *text, size_t n, const char *key, size_t *val_at, size_t *val_len);
+
 /* Typed lookups: return the value, or `def` when the key is missing, null or of another type. */
 const char *json_get_str(const json_t *obj, const char *key, const char *def);
 int64_t json_get_int(const json_t *obj, const char *key, int64_t def);

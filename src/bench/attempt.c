@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "base/buf.h"
+#include "base/json.h"
 #include "net/http.h"
 #include "net/sse.h"
 
@@ -110,22 +111,18 @@ static bool attempt_needs_full_parse(const char *d, size_t n) {
 }
 
 /* The fast path for token events (the profile in bench/ shows jansson building the whole
- * object, id/object/created included, is most of the client's cost): jansson decodes only
- * the "choices" array. Returns false when the event does not have the expected shape, and
- * the caller falls back to the full parse. */
-static bool attempt_fast_event(attempt_state *st, const sse_event *ev, bool *malformed, json_error_t *jerr) {
-    const char *d = ev->data, *end = ev->data + ev->data_len;
-    while (end > d && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) end--;
-    if (end == d || d[0] != '{' || end[-1] != '}') return false;
-    if (attempt_needs_full_parse(d, ev->data_len)) return false;
-    const char *c = memmem(d, ev->data_len, "\"choices\":", 10);
-    if (!c || (c[-1] != '{' && c[-1] != ',')) return false;
-    c += 10;
-    json_t *choices = json_loadb(c, (size_t)(end - c), JSON_DISABLE_EOF_CHECK, jerr);
+ * object, id/object/created included, is most of the parse cost): the event is checked
+ * whole by json_skim_object(), which builds nothing, and jansson decodes only the
+ * "choices" value. Returns false when the skim cannot vouch for the event (malformed or
+ * unusual); the caller then parses it in full, and jansson has the last word. */
+static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
+    if (attempt_needs_full_parse(ev->data, ev->data_len)) return false;
+    size_t at, len;
+    if (!json_skim_object(ev->data, ev->data_len, "choices", &at, &len) || len == 0) return false;
+    json_t *choices = json_loadb(ev->data + at, len, 0, NULL);
     if (!json_is_array(choices)) {
-        *malformed = true;
         json_decref(choices);
-        return true;
+        return false;
     }
     attempt_read_choice(st, json_array_get(choices, 0));
     json_decref(choices);
@@ -141,11 +138,9 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
         st->saw_done = true;
         return PACER_OK;
     }
+    if (attempt_fast_event(st, ev)) return PACER_OK;
     json_error_t jerr;
-    bool malformed = false;
-    json_t *root = NULL;
-    if (attempt_fast_event(st, ev, &malformed, &jerr) && !malformed) return PACER_OK;
-    if (!malformed) root = json_loadb(ev->data, ev->data_len, 0, &jerr);
+    json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
     if (!json_is_object(root)) {
         snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld: %s", (long long)st->events,
                  root ? "not an object" : jerr.text);

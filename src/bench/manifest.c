@@ -122,11 +122,12 @@ pacer_err manifest_fetch(const char *base_url, const volatile sig_atomic_t *canc
     http_response_init(&resp);
     pacer_err rc = http_perform(&req, &resp);
     if (rc == PACER_OK) {
-        manifest_parse(body.data ? body.data : "", body.len, m);
+        manifest_parse(body.data ? body.data : "", body.len, m); /* initializes all of m */
     } else {
-        snprintf(m->reason, sizeof m->reason, "no manifest (%s)",
-                 resp.status ? "the server answered with an error status" : pacer_strerror(rc));
+        snprintf(m->reason, sizeof m->reason, "no manifest (%.200s)",
+                 resp.status ? "the server answered with an error status" : resp.reason);
     }
+    m->reachable = resp.status != 0;
     http_response_free(&resp);
     buf_free(&body);
     return PACER_OK;

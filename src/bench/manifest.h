@@ -15,6 +15,7 @@
 
 typedef struct manifest {
     bool accepted;          /* every check passed */
+    bool reachable;         /* the server answered (any HTTP status); false: no connection */
     char reason[256];       /* why not accepted ("" when accepted) */
     char backend[32];
     char platform[32];
@@ -28,7 +29,8 @@ typedef struct manifest {
  * Returns PACER_OK when accepted, PACER_ERR_FORMAT / PACER_ERR_PARSE otherwise. No I/O. */
 pacer_err manifest_parse(const char *text, size_t len, manifest *m);
 /* Fetches and parses the manifest of the server at `base_url`. A missing manifest (no
- * answer, 404, ...) leaves m->accepted false with the reason; returns PACER_OK unless the
+ * answer, 404, ...) leaves m->accepted false with the reason (which never names the host);
+ * m->reachable says whether the server answered at all. Returns PACER_OK unless the
  * arguments are invalid. */
 pacer_err manifest_fetch(const char *base_url, const volatile sig_atomic_t *cancel, manifest *m);
 void manifest_free(manifest *m);

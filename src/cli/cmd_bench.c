@@ -271,6 +271,11 @@ int cmd_bench(int argc, char **argv) {
     } else {
         manifest_fetch(o.server_url, &bench_cancel, &m);
         o.manifest = &m;
+        if (!m.reachable && !bench_cancel) {
+            /* nothing to measure: say so instead of saving a receipt of failed attempts */
+            cli_error("cannot reach the server at %s: %s", o.server_url, m.reason);
+            goto out;
+        }
     }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;

@@ -1,6 +1,6 @@
 /* cmd_serve.c - 'pacer serve MODEL': the embedded engine behind the OpenAI-compatible
- * server. Listens first (health 503 while loading), loads, prints one ready line, and stops
- * cleanly on SIGINT/SIGTERM. */
+ * server. Listens first (health 503 while loading), loads the model (and a drafter), prints
+ * one ready line, and stops cleanly on SIGINT/SIGTERM. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +9,15 @@
 
 #include "base/sha256.h"
 #include "cli/cli.h"
+#include "engine/draft.h"
 #include "engine/serve_engine.h"
 #include "probe/probe.h"
 
 static const char usage[] =
     "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
-    "                   [--no-prompt-cache] [--drafter GGUF] [--serial]\n";
+    "                   [--no-prompt-cache] [--drafter GGUF] [--serial] [--draft-max N]\n"
+    "drafting: n-gram lookup in the prompt and the output by default; --drafter GGUF drafts with\n"
+    "a smaller checkpoint sharing the vocabulary; --serial turns drafting off\n";
 
 static volatile sig_atomic_t stop_signal = 0;
 static void on_signal(int sig) { stop_signal = sig; }
@@ -54,7 +57,7 @@ static char *manifest_hardware(const char *model) {
 }
 
 int cmd_serve(int argc, char **argv) {
-    const char *model = NULL, *name = NULL;
+    const char *model = NULL, *name = NULL, *drafter = NULL;
     serve_options o;
     serve_options_default(&o);
     engine_params ep = {0, 0};
@@ -62,7 +65,7 @@ int cmd_serve(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); return 0; }
         else if (strcmp(a, "--no-prompt-cache") == 0) o.prompt_cache = false;
-        else if (strcmp(a, "--serial") == 0) continue; /* no drafting is implemented yet: serial always */
+        else if (strcmp(a, "--serial") == 0) o.serial = true;
         else if (a[0] == '-' && a[1] == '-' && v) {
             i++;
             if (strcmp(a, "--name") == 0) name = v;
@@ -70,19 +73,25 @@ int cmd_serve(int argc, char **argv) {
             else if (strcmp(a, "--port") == 0) o.port = atoi(v);
             else if (strcmp(a, "--threads") == 0) ep.n_threads = atoi(v);
             else if (strcmp(a, "--ctx") == 0) ep.n_ctx = atoi(v);
-            else if (strcmp(a, "--drafter") == 0) { cli_error("--drafter is not supported yet"); return 2; }
+            else if (strcmp(a, "--drafter") == 0) drafter = v;
+            else if (strcmp(a, "--draft-max") == 0) o.draft_max = atoi(v);
             else { cli_error("unknown option %s", a); fputs(usage, stderr); return 2; }
         } else if (a[0] != '-' && !model) model = a;
         else { cli_error("unexpected argument %s", a); fputs(usage, stderr); return 2; }
     }
     if (!model) { fputs(usage, stderr); return 2; }
     if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 2; }
+    if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 2; }
+    if (drafter && o.serial) {
+        fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", drafter);
+        drafter = NULL;
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
     char err[256] = "";
     serve_server *s = NULL;
-    engine *e = NULL;
+    engine *e = NULL, *de = NULL;
     char *hardware = NULL;
     int status = 1;
     if (serve_start(&o, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
@@ -94,16 +103,28 @@ int cmd_serve(int argc, char **argv) {
     hf_revision(model, rev, sizeof rev);
     const char *slash = strrchr(model, '/');
     hardware = manifest_hardware(model);
-    serve_model_info info = {name ? name : (slash ? slash + 1 : model), model, sha, rev, hardware,
-                             serve_engine_chat_format(e)};
+    serve_model_info info = {.id = name ? name : (slash ? slash + 1 : model), .path = model, .sha256 = sha,
+                             .revision = rev, .hardware_json = hardware, .chat = serve_engine_chat_format(e)};
+    serve_backend db;
+    char dsha[SHA256_HEX_LEN + 1] = "";
+    if (drafter) {
+        if (sha256_file_hex(drafter, dsha)) { cli_error("cannot read %s", drafter); goto out; }
+        if (engine_open(drafter, &ep, &de, err, sizeof err)) { cli_error("drafter: %s", err); goto out; }
+        if (serve_engine_check_drafter(e, de, err, sizeof err)) { cli_error("%s: %s", drafter, err); goto out; }
+        serve_engine_drafter_backend(de, &db);
+        info.drafter = &db;
+        info.drafter_path = drafter;
+        info.drafter_sha256 = dsha;
+    }
     if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
-    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d)\n", o.host, serve_port(s),
-           info.id, info.chat->name, b.n_ctx);
+    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s)\n", o.host,
+           serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup");
     fflush(stdout);
     while (!stop_signal) pause();
     status = 0;
 out:
     serve_stop(s);
+    engine_close(de);
     engine_close(e);
     free(hardware);
     return status;

@@ -106,22 +106,25 @@ static int candidates(sampler *s, const float *l, int nv) {
     return k;
 }
 
-int32_t sampler_sample(sampler *s, const float *logits, int n_vocab) {
-    if (n_vocab <= 0 || !logits)
-        return -1;
-    if (s->p.temperature <= 0)
-        return argmax(logits, n_vocab);
-    if (n_vocab > s->cap) {
-        int32_t *ni = realloc(s->idx, (size_t)n_vocab * sizeof *ni);
-        if (ni)
-            s->idx = ni;
-        float *np = realloc(s->prob, (size_t)n_vocab * sizeof *np);
-        if (np)
-            s->prob = np;
-        if (!ni || !np)
-            return -1;
-        s->cap = n_vocab;
-    }
+/* Grows the work arrays to n_vocab entries; false when out of memory. */
+static bool reserve(sampler *s, int n_vocab) {
+    if (n_vocab <= s->cap)
+        return true;
+    int32_t *ni = realloc(s->idx, (size_t)n_vocab * sizeof *ni);
+    if (ni)
+        s->idx = ni;
+    float *np = realloc(s->prob, (size_t)n_vocab * sizeof *np);
+    if (np)
+        s->prob = np;
+    if (!ni || !np)
+        return false;
+    s->cap = n_vocab;
+    return true;
+}
+
+/* The transform sampling draws from: idx[0..n) best first with unnormalized weights
+ * prob[0..n) after temperature, top-k and top-p; *sum is their total. Returns n. */
+static int weigh(sampler *s, const float *logits, int n_vocab, double *sum_out) {
     int n = candidates(s, logits, n_vocab);
     float inv_t = 1.0f / s->p.temperature, mx = logits[s->idx[0]];
     double sum = 0;
@@ -144,6 +147,19 @@ int32_t sampler_sample(sampler *s, const float *logits, int n_vocab) {
         for (int i = 0; i < n; i++)
             sum += s->prob[i];
     }
+    *sum_out = sum;
+    return n;
+}
+
+int32_t sampler_sample(sampler *s, const float *logits, int n_vocab) {
+    if (n_vocab <= 0 || !logits)
+        return -1;
+    if (s->p.temperature <= 0)
+        return argmax(logits, n_vocab);
+    if (!reserve(s, n_vocab))
+        return -1;
+    double sum;
+    int n = weigh(s, logits, n_vocab, &sum);
     double r = rng_uniform(s->rng) * sum, c = 0;
     for (int i = 0; i < n; i++) {
         c += s->prob[i];
@@ -151,4 +167,79 @@ int32_t sampler_sample(sampler *s, const float *logits, int n_vocab) {
             return s->idx[i];
     }
     return s->idx[n - 1];
+}
+
+int32_t sampler_argmax(const float *logits, int n_vocab) {
+    return n_vocab > 0 && logits ? argmax(logits, n_vocab) : -1;
+}
+
+pacer_err sampler_probs(sampler *s, const float *logits, int n_vocab, float *probs) {
+    if (n_vocab <= 0 || !logits)
+        return PACER_ERR_ARG;
+    memset(probs, 0, (size_t)n_vocab * sizeof *probs);
+    if (s->p.temperature <= 0) {
+        probs[argmax(logits, n_vocab)] = 1;
+        return PACER_OK;
+    }
+    if (!reserve(s, n_vocab))
+        return PACER_ERR_NOMEM;
+    double sum;
+    int n = weigh(s, logits, n_vocab, &sum);
+    for (int i = 0; i < n; i++)
+        probs[s->idx[i]] = (float)(s->prob[i] / sum);
+    return PACER_OK;
+}
+
+int32_t sampler_draw(sampler *s, const float *probs, int n_vocab) {
+    double total = 0;
+    int32_t last = -1;
+    for (int i = 0; i < n_vocab; i++)
+        if (probs[i] > 0) {
+            total += probs[i];
+            last = i;
+        }
+    if (last < 0)
+        return -1;
+    double r = rng_uniform(s->rng) * total, c = 0;
+    for (int i = 0; i < last; i++) {
+        c += probs[i];
+        if (r < c)
+            return i;
+    }
+    return last;
+}
+
+int32_t sampler_speculate(sampler *s, const float *p, const float *q, int n_vocab, int32_t draft, bool *accepted) {
+    *accepted = false;
+    if (n_vocab <= 0 || draft < 0 || draft >= n_vocab)
+        return -1;
+    /* Accept with probability min(1, p/q): a point-mass proposal has q(draft) = 1. */
+    double qd = q ? q[draft] : 1.0, pd = p[draft];
+    if (qd > 0 && rng_uniform(s->rng) * qd < pd) {
+        *accepted = true;
+        return draft;
+    }
+    /* Rejected: draw from max(0, p - q), normalized. Summed in double over the vocabulary
+     * rather than materialized, so p and q stay read-only. */
+    double total = 0;
+    int32_t last = -1;
+    for (int i = 0; i < n_vocab; i++) {
+        double w = (double)p[i] - (q ? q[i] : (i == draft ? 1.0 : 0.0));
+        if (w > 0) {
+            total += w;
+            last = i;
+        }
+    }
+    if (last < 0) /* p == q: rejection had probability 0; only rounding gets here */
+        return sampler_draw(s, p, n_vocab);
+    double r = rng_uniform(s->rng) * total, c = 0;
+    for (int i = 0; i < last; i++) {
+        double w = (double)p[i] - (q ? q[i] : (i == draft ? 1.0 : 0.0));
+        if (w > 0) {
+            c += w;
+            if (r < c)
+                return i;
+        }
+    }
+    return last;
 }

@@ -1,7 +1,7 @@
 /* serve.c - HTTP routes, request validation, the single-decoder queue, generation (prefix
- * reuse, sampling, stop strings) and OpenAI response/SSE bodies. libmicrohttpd runs one
- * thread per connection, so a streaming body is generated inside its content callback and
- * a client that goes away stops generation at the next token. */
+ * reuse, sampling, drafting rounds, stop strings) and OpenAI response/SSE bodies.
+ * libmicrohttpd runs one thread per connection, so a streaming body is generated inside its
+ * content callback and a client that goes away stops generation at the next token. */
 #include "engine/serve.h"
 
 #include <jansson.h>
@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/sha256.h"
+#include "engine/draft.h"
 #include "engine/logprob.h"
 #include "engine/sampler.h"
 #include "engine/serve_logprob.h"
@@ -42,7 +43,12 @@ struct serve_server {
     serve_metrics m;
     int32_t *cache; /* tokens in the backend's KV cache, under the decoder lock */
     int n_cache;
-    float *logits;
+    float *logits;  /* target rows, draft_max + 1 of n_vocab: row 0 after prefill, a round's rows */
+    draft_mode mode;
+    draft_model dm; /* the drafter's cache and buffers (DRAFT_MODE_MODEL) */
+    int32_t *batch; /* a round's target input: the last token, then the drafts */
+    float *p_work;  /* n_vocab: the target distribution while verifying sampled drafts */
+    char *drafter_file, *drafter_sha256;
     float *rows; /* SERVE_ECHO_ROWS rows of logits for echoed prompts, allocated on first use */
     uint64_t next_id;
 };
@@ -336,9 +342,24 @@ typedef struct serve_gen {
     char id[40];
     int64_t created;
     sampler smp;
+    sampler draft_smp; /* the drafter's own draws (sampled requests with a drafter model) */
     serve_text text;
     sha256_ctx hash;
-    int n_prompt, prompt_n, n_past, predicted_n, verify_rounds;
+    int n_prompt, prompt_n, n_past, predicted_n, verify_rounds, draft_n, draft_n_accepted;
+    /* Tokens decided but not yet emitted, pend[i_pend..n_pend), each with the target's raw
+     * logits row it was chosen from (in s->logits, valid until the next round). */
+    int32_t pend[DRAFT_MAX + 1];
+    const float *pend_row[DRAFT_MAX + 1];
+    int n_pend, i_pend;
+    /* The last token decided: emitted but not in the KV cache yet; the next round starts
+     * with it. None right after prefill (the first token comes from the prefill's row). */
+    int32_t last;
+    bool has_last;
+    /* The token gen_step took last (emitted, or the end-of-generation id) and the target's
+     * full raw logits row it was chosen from (n_vocab floats; valid until the next gen_step):
+     * what the log-probabilities of that token are computed from. */
+    int32_t tok;
+    const float *tok_row;
     int64_t t_prefill_ns, t_decode_ns;
     const char *finish;
     bool done, started, sent_final, ended, holds_lock;
@@ -356,6 +377,7 @@ static void gen_free(serve_gen *g) {
     if (!g) return;
     if (g->holds_lock) decoder_release(g->s);
     sampler_free(&g->smp);
+    sampler_free(&g->draft_smp);
     serve_text_free(&g->text);
     sha256_abort(&g->hash);
     buf_free(&g->out);
@@ -560,12 +582,18 @@ static bool gen_prefill(serve_gen *g, serve_status *st) {
     if (g->r.echo && g->r.logprobs >= 0 ? gen_eval_echo(g, common)
                                          : b->eval(b->ctx, g->r.tokens + common, n - common, common, s->logits, false))
         goto fail;
-    g->t_prefill_ns = clock_now_ns() - t0;
     memcpy(s->cache, g->r.tokens, (size_t)n * sizeof(int32_t));
     s->n_cache = n;
+    /* the drafter reads the prompt now, so its catching up is prefill time, not decode */
+    if (s->mode == DRAFT_MODE_MODEL && draft_model_sync(&s->dm, g->r.tokens, n)) goto fail;
+    g->t_prefill_ns = clock_now_ns() - t0;
     g->n_past = n;
     g->prompt_n = n - common;
+    g->n_pend = g->i_pend = 0;
+    g->has_last = false;
     sampler_init(&g->smp, &g->r.sp, g->r.seed);
+    sampler_free(&g->draft_smp); /* a batch's next prompt starts it again */
+    sampler_init(&g->draft_smp, &g->r.sp, g->r.seed ^ 0xD1B54A32D192ED03ull);
     serve_text_init(&g->text, g->r.stops, g->r.n_stops);
     if (g->choice == 0 && sha256_begin(&g->hash)) goto fail; /* one hash over a whole batch */
     if (g->r.max_tokens == 0) { g->done = true; g->finish = "length"; }
@@ -575,31 +603,87 @@ fail:
     return false;
 }
 
-/* Generates one token and appends its emittable text to `text`. */
+/* Decides the next tokens into g->pend: the first from the prefill's row; later ones by one
+ * verify round, where the last token and the round's drafts go through the target in one
+ * pass, and the accepted drafts plus the target's own next token are queued. Serial
+ * decoding is the round with no drafts. */
+static pacer_err gen_decide(serve_gen *g) {
+    serve_server *s = g->s;
+    const serve_backend *b = &s->b;
+    const size_t V = (size_t)b->n_vocab;
+    pacer_err rc = PACER_OK;
+    g->n_pend = g->i_pend = 0;
+    if (!g->has_last) {
+        int32_t tok = sampler_sample(&g->smp, s->logits, b->n_vocab);
+        if (tok < 0) return PACER_ERR_NOMEM;
+        g->pend[0] = tok;
+        g->pend_row[0] = s->logits;
+        g->n_pend = 1;
+        return PACER_OK;
+    }
+    /* s->cache[0..n_past) is in the KV cache; the last token completes the history */
+    s->cache[g->n_past] = g->last;
+    /* drafts that could not be emitted (context or max_tokens) are not proposed */
+    int budget = s->mode == DRAFT_MODE_SERIAL ? 0 : s->opt.draft_max;
+    if (budget > b->n_ctx - 2 - g->n_past) budget = b->n_ctx - 2 - g->n_past;
+    if (g->r.max_tokens >= 0 && budget > g->r.max_tokens - g->predicted_n - 1)
+        budget = (int)(g->r.max_tokens - g->predicted_n - 1);
+    int k = 0;
+    const float *q = NULL;
+    if (budget > 0 && s->mode == DRAFT_MODE_LOOKUP) k = draft_lookup(s->cache, g->n_past + 1, budget, s->batch + 1);
+    else if (budget > 0 && s->mode == DRAFT_MODE_MODEL &&
+             (rc = draft_model_propose(&s->dm, &g->draft_smp, s->cache, g->n_past + 1, budget, s->batch + 1, &k, &q)))
+        return rc;
+    s->batch[0] = g->last;
+    s->n_cache = 0;
+    if ((rc = b->eval(b->ctx, s->batch, k + 1, g->n_past, s->logits, k > 0))) return rc;
+    g->verify_rounds++;
+    int32_t next;
+    int accepted = draft_verify(&g->smp, s->logits, b->n_vocab, s->batch + 1, k, q, s->p_work, &next);
+    if (accepted < 0) return PACER_ERR_NOMEM;
+    g->draft_n += k;
+    g->draft_n_accepted += accepted;
+    /* the cache keeps the last token and the accepted drafts; the next eval, at the new
+     * n_past, drops the rejected ones */
+    memcpy(s->cache + g->n_past, s->batch, (size_t)(accepted + 1) * sizeof(int32_t));
+    g->n_past += accepted + 1;
+    s->n_cache = g->n_past;
+    for (int i = 0; i < accepted; i++) {
+        g->pend[i] = s->batch[1 + i];
+        g->pend_row[i] = s->logits + (size_t)i * V;
+    }
+    g->pend[accepted] = next;
+    g->pend_row[accepted] = s->logits + (size_t)accepted * V;
+    g->n_pend = accepted + 1;
+    return PACER_OK;
+}
+
+/* Emits one token (deciding more first when none is pending) and appends its emittable
+ * text to `text`. */
 static pacer_err gen_step(serve_gen *g, buf *text) {
     serve_server *s = g->s;
     const serve_backend *b = &s->b;
     int64_t t0 = clock_now_ns();
     pacer_err rc = PACER_OK;
-    int32_t tok = sampler_sample(&g->smp, s->logits, b->n_vocab);
-    if (tok < 0) return PACER_ERR_NOMEM;
+    if (g->i_pend == g->n_pend && (rc = gen_decide(g))) goto out;
+    int32_t tok = g->pend[g->i_pend];
+    g->tok = tok;
+    g->tok_row = g->pend_row[g->i_pend++];
+    g->last = tok;
+    g->has_last = true;
     if (b->is_eog(b->ctx, tok)) { g->done = true; g->finish = "stop"; goto out; }
     uint8_t le[4] = {(uint8_t)tok, (uint8_t)(tok >> 8), (uint8_t)(tok >> 16), (uint8_t)(tok >> 24)};
     sha256_update(&g->hash, le, 4);
     g->predicted_n++;
-    if ((rc = gen_logprob_token(g, tok, s->logits))) goto out;
+    if ((rc = gen_logprob_token(g, tok, g->tok_row))) goto out;
     size_t plen = 0;
     const char *piece = b->piece(b->ctx, tok, &plen);
     if ((rc = serve_text_push(&g->text, piece, plen, text))) goto out;
     if (g->text.stopped) { g->done = true; g->finish = "stop"; goto out; }
-    if ((g->r.max_tokens >= 0 && g->predicted_n >= g->r.max_tokens) || g->n_past + 1 >= b->n_ctx) {
+    /* the token sits at position n_prompt + predicted_n - 1: the next needs one more */
+    if ((g->r.max_tokens >= 0 && g->predicted_n >= g->r.max_tokens) || g->n_prompt + g->predicted_n >= b->n_ctx) {
         g->done = true; g->finish = "length"; goto out;
     }
-    s->n_cache = 0;
-    if ((rc = b->eval(b->ctx, &tok, 1, g->n_past, s->logits, false))) goto out;
-    g->verify_rounds++;
-    s->cache[g->n_past++] = tok;
-    s->n_cache = g->n_past;
 out:
     if (g->done && rc == PACER_OK) rc = serve_text_flush(&g->text, text);
     g->t_decode_ns += clock_now_ns() - t0;
@@ -611,7 +695,7 @@ static json_t *gen_timings(const serve_gen *g) {
     return json_pack("{s:i,s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:i}", "prompt_n", g->prompt_n, "prompt_ms", pms,
                      "prompt_per_second", pms > 0 ? g->prompt_n * 1e3 / pms : 0.0, "predicted_n", g->predicted_n,
                      "predicted_ms", dms, "predicted_per_second", dms > 0 ? g->predicted_n * 1e3 / dms : 0.0,
-                     "draft_n", 0, "draft_n_accepted", 0, "verify_rounds", g->verify_rounds);
+                     "draft_n", g->draft_n, "draft_n_accepted", g->draft_n_accepted, "verify_rounds", g->verify_rounds);
 }
 
 static json_t *gen_usage(const serve_gen *g) {
@@ -812,8 +896,9 @@ error:
 /* ---- other routes ---- */
 
 static json_t *model_object(serve_server *s) {
-    return json_pack("{s:s,s:s,s:I,s:s,s:s,s:b,s:i}", "id", s->id, "object", "model", "created", (json_int_t)0,
-                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->b.n_ctx);
+    return json_pack("{s:s,s:s,s:I,s:s,s:s,s:b,s:i,s:s}", "id", s->id, "object", "model", "created", (json_int_t)0,
+                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->b.n_ctx,
+                     "drafting", draft_mode_name(s->mode));
 }
 
 static enum MHD_Result route_models(serve_server *s, struct MHD_Connection *c) {
@@ -833,6 +918,9 @@ static enum MHD_Result route_manifest(serve_server *s, struct MHD_Connection *c)
                           s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
     if (!v) return MHD_NO;
     if (s->revision[0]) json_object_set_new(v, "revision", json_string(s->revision));
+    json_object_set_new(v, "drafting", json_string(draft_mode_name(s->mode)));
+    if (s->mode == DRAFT_MODE_MODEL)
+        json_object_set_new(v, "drafter", json_pack("{s:s,s:s}", "file", s->drafter_file, "sha256", s->drafter_sha256));
     json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
     if (json_is_object(hw)) json_object_set_new(v, "hardware", hw);
     else json_decref(hw);
@@ -926,6 +1014,7 @@ void serve_options_default(serve_options *o) {
     o->prompt_cache = true;
     o->queue_max = 4;
     o->max_body = 1u << 20;
+    o->draft_max = 8;
 }
 
 pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len) {
@@ -935,6 +1024,10 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     sa.sin_port = htons((uint16_t)o->port);
     if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
         snprintf(err, err_len, "--host must be an IPv4 address: %s", o->host);
+        return PACER_ERR_ARG;
+    }
+    if (o->draft_max < 1 || o->draft_max > DRAFT_MAX) {
+        snprintf(err, err_len, "the draft length must be 1..%d", DRAFT_MAX);
         return PACER_ERR_ARG;
     }
     serve_server *s = calloc(1, sizeof *s);
@@ -965,6 +1058,7 @@ static char *dup_or_empty(const char *v) { return strdup(v ? v : ""); }
 
 pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_model_info *info) {
     const char *slash = info->path ? strrchr(info->path, '/') : NULL;
+    if (info->drafter && info->drafter->n_vocab != b->n_vocab) return PACER_ERR_ARG;
     pthread_mutex_lock(&s->mu);
     s->b = *b;
     s->id = dup_or_empty(info->id);
@@ -974,8 +1068,18 @@ pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_m
     s->hardware = info->hardware_json ? strdup(info->hardware_json) : NULL;
     s->chat = info->chat ? info->chat : chat_format_by_name("plain");
     s->cache = malloc((size_t)(b->n_ctx + 1) * sizeof(int32_t));
-    s->logits = malloc((size_t)b->n_vocab * sizeof(float));
-    bool ok = s->id && s->file && s->sha256 && s->revision && s->cache && s->logits;
+    s->mode = s->opt.serial ? DRAFT_MODE_SERIAL : info->drafter ? DRAFT_MODE_MODEL : DRAFT_MODE_LOOKUP;
+    /* every buffer a round needs is allocated here, none in the decode loop */
+    size_t rows = s->mode == DRAFT_MODE_SERIAL ? 1 : (size_t)s->opt.draft_max + 1;
+    s->logits = malloc(rows * (size_t)b->n_vocab * sizeof(float));
+    s->batch = malloc((DRAFT_MAX + 1) * sizeof(int32_t));
+    s->p_work = malloc((size_t)b->n_vocab * sizeof(float));
+    const char *dslash = info->drafter_path ? strrchr(info->drafter_path, '/') : NULL;
+    s->drafter_file = dup_or_empty(dslash ? dslash + 1 : info->drafter_path);
+    s->drafter_sha256 = dup_or_empty(info->drafter_sha256);
+    bool ok = s->id && s->file && s->sha256 && s->revision && s->cache && s->logits && s->batch && s->p_work &&
+              s->drafter_file && s->drafter_sha256 &&
+              (s->mode != DRAFT_MODE_MODEL || draft_model_init(&s->dm, info->drafter) == PACER_OK);
     s->ready = ok;
     pthread_mutex_unlock(&s->mu);
     return ok ? PACER_OK : PACER_ERR_NOMEM;
@@ -988,5 +1092,7 @@ void serve_stop(serve_server *s) {
     pthread_cond_destroy(&s->cv);
     free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);
     free(s->cache); free(s->logits); free(s->rows);
+    free(s->batch); free(s->p_work); free(s->drafter_file); free(s->drafter_sha256);
+    draft_model_free(&s->dm);
     free(s);
 }

@@ -36,6 +36,11 @@ typedef struct serve_model_info {
     const char *revision;        /* HF snapshot commit or "" */
     const char *hardware_json;   /* a JSON object text, or NULL for "unknown" */
     const chat_format *chat;     /* never NULL once ready */
+    /* A drafter sharing the vocabulary (only eval, n_vocab and n_ctx are used), or NULL.
+     * It must outlive the server; used unless serve_options.serial. */
+    const serve_backend *drafter;
+    const char *drafter_path;    /* for the manifest ("" or NULL for none) */
+    const char *drafter_sha256;  /* hex digest or "" */
 } serve_model_info;
 
 typedef struct serve_options {
@@ -44,6 +49,8 @@ typedef struct serve_options {
     bool prompt_cache;      /* reuse the common prompt prefix (default on) */
     int queue_max;          /* requests that may wait for the decoder (default 4) */
     size_t max_body;        /* request body cap in bytes (default 1 MiB) */
+    bool serial;            /* no drafting at all (default off: n-gram lookup, or the drafter) */
+    int draft_max;          /* draft tokens proposed per verify round (default 8, 1..64) */
 } serve_options;
 
 typedef struct serve_server serve_server;
@@ -54,7 +61,8 @@ void serve_options_default(serve_options *o);
 pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len);
 /* The bound port. */
 int serve_port(const serve_server *s);
-/* Makes the model live: /health turns 200. The backend must outlive the server. */
+/* Makes the model live: /health turns 200. The backend must outlive the server.
+ * PACER_ERR_ARG when the drafter's n_vocab differs from the model's. */
 pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_model_info *info);
 /* Stops listening, waits for in-flight requests, frees. Accepts NULL. */
 void serve_stop(serve_server *s);

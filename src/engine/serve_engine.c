@@ -1,7 +1,9 @@
 /* serve_engine.c - the serve_backend of the embedded engine: tokenizer_encode with special
- * tokens parsed for chat prompts, tokenizer pieces, end-of-generation ids, engine_eval. */
+ * tokens parsed for chat prompts, tokenizer pieces, end-of-generation ids, engine_eval; and
+ * the check that a drafter shares the model's vocabulary. */
 #include "engine/serve_engine.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/tokenizer.h"
@@ -30,6 +32,33 @@ pacer_err serve_engine_backend(engine *e, serve_backend *b) {
     if (!engine_get_tokenizer(e)) return PACER_ERR_STATE;
     const engine_info *info = engine_get_info(e);
     *b = (serve_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval};
+    return PACER_OK;
+}
+
+void serve_engine_drafter_backend(engine *e, serve_backend *b) {
+    const engine_info *info = engine_get_info(e);
+    *b = (serve_backend){.ctx = e, .n_vocab = info->n_vocab, .n_ctx = info->n_ctx, .eval = be_eval};
+}
+
+pacer_err serve_engine_check_drafter(const engine *target, const engine *drafter, char *err, size_t err_len) {
+    int nt = engine_get_info(target)->n_vocab, nd = engine_get_info(drafter)->n_vocab;
+    if (nt != nd) {
+        snprintf(err, err_len, "the drafter's vocabulary has %d tokens, the model's %d: a drafter must share the vocabulary",
+                 nd, nt);
+        return PACER_ERR_ARG;
+    }
+    const tokenizer *a = engine_get_tokenizer(target), *b = engine_get_tokenizer(drafter);
+    if (!a || !b) return PACER_OK; /* the target's tokenizer speaks for both */
+    /* equal sizes with different tokens would verify drafts against the wrong ids */
+    for (int32_t id = 0; id < nt; id++) {
+        size_t la = 0, lb = 0;
+        const char *pa = tokenizer_token_text(a, id, &la), *pb = tokenizer_token_text(b, id, &lb);
+        if (la != lb || (la && memcmp(pa, pb, la) != 0)) {
+            snprintf(err, err_len, "the drafter's token %d differs from the model's: a drafter must share the vocabulary",
+                     (int)id);
+            return PACER_ERR_ARG;
+        }
+    }
     return PACER_OK;
 }
 

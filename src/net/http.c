@@ -141,7 +141,7 @@ static bool http_scheme_ok(const char *url) {
     return url && (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0);
 }
 
-static pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs, char *errbuf) {
+static pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs) {
     const http_request *req = x->req;
     CURL *e = x->easy;
     for (const char *const *h = req->headers; h && *h; h++) {
@@ -164,7 +164,6 @@ static pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs, char *errbuf
     c |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     c |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     c |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, *hdrs);
-    c |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
     c |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_on_write);
     c |= curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     c |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_on_header);
@@ -228,9 +227,11 @@ static pacer_err http_loop(http_xfer *x, CURLM *multi, CURLcode *done_code) {
 }
 
 /* Turns curl's outcome into pacer's code and a reason. */
-static pacer_err http_classify(http_xfer *x, CURLcode cc, const char *errbuf) {
+static pacer_err http_classify(http_xfer *x, CURLcode cc) {
     http_response *resp = x->resp;
-    const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+    /* curl's own words for the code, never its error buffer: that names the host and port,
+     * and reasons end up in receipts, which hold no addresses or host names */
+    const char *detail = curl_easy_strerror(cc);
     if (!x->status_known && resp->status == 0) {
         long code = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -276,7 +277,6 @@ static pacer_err http_classify(http_xfer *x, CURLcode cc, const char *errbuf) {
 
 pacer_err http_perform(const http_request *req, http_response *resp) {
     pacer_err rc = PACER_OK;
-    char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *hdrs = NULL;
     CURLM *multi = NULL;
     http_xfer x = {.req = req, .resp = resp};
@@ -298,7 +298,7 @@ pacer_err http_perform(const http_request *req, http_response *resp) {
         rc = PACER_ERR_NOMEM;
         goto out;
     }
-    rc = http_setup(&x, &hdrs, errbuf);
+    rc = http_setup(&x, &hdrs);
     if (rc) goto out;
     if (curl_multi_add_handle(multi, x.easy) != CURLM_OK) {
         rc = PACER_ERR_INTERNAL;
@@ -308,7 +308,7 @@ pacer_err http_perform(const http_request *req, http_response *resp) {
     CURLcode cc = CURLE_OK;
     rc = http_loop(&x, multi, &cc);
     resp->end_ns = clock_now_ns();
-    if (!rc) rc = http_classify(&x, cc, errbuf);
+    if (!rc) rc = http_classify(&x, cc);
     else if (!resp->status) {
         long code = 0;
         curl_easy_getinfo(x.easy, CURLINFO_RESPONSE_CODE, &code);

@@ -40,7 +40,8 @@ typedef struct http_response {
     int64_t end_ns;                /* when the transfer ended, however it ended */
     int64_t body_bytes;            /* body bytes received */
     buf headers;                   /* raw header lines of the final response (capped) */
-    char reason[HTTP_REASON_MAX];  /* why it failed, for people; "" on success */
+    char reason[HTTP_REASON_MAX];  /* why it failed, for people; "" on success; never names
+                                    * the host, address or port (reasons go into receipts) */
 } http_response;
 
 /* Prepares an empty response. */

@@ -102,6 +102,17 @@ check "--chat-only with v1 rules is refused (exit 1)" [ $? -eq 1 ]
 $PACER bench m --server "$URL" --reps 0 > /dev/null 2>&1
 check "bad arguments exit 1" [ $? -eq 1 ]
 
+# nothing listens at the URL: a clear error (exit 1) and no receipt of failed attempts
+port=$(free_port)
+$PACER bench org/m --server "http://127.0.0.1:$port" --model-id m --output "$TMP/unreach.json" > /dev/null 2> "$TMP/unreach.err"
+check "unreachable server exits 1" [ $? -eq 1 ]
+check "unreachable server: says so, no receipt" sh -c "grep -q 'cannot reach the server' '$TMP/unreach.err' && [ ! -e '$TMP/unreach.json' ]"
+$PACER bench inspect "$TMP/missing.json" > /dev/null 2> "$TMP/missing.err"
+check "inspect of a missing file: exit 1, says not found" sh -c "[ $? -eq 1 ] && grep -q 'not found' '$TMP/missing.err'"
+printf '{"schema_version":' > "$TMP/corrupt.json"
+$PACER bench inspect "$TMP/corrupt.json" > /dev/null 2> "$TMP/corrupt.err"
+check "inspect of a corrupt file: exit 1, says not valid JSON" sh -c "[ $? -eq 1 ] && grep -q 'not valid JSON' '$TMP/corrupt.err'"
+
 # completion rules end to end: 200 of 256 tokens, stopped naturally
 start_server stop2 manifest-404.script stop-200.script
 $PACER bench org/m --server "$URL" --model-id m --output "$TMP/stop2.json" > /dev/null 2>&1

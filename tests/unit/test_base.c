@@ -146,3 +146,92 @@ Test(json, typed_getters) {
     cr_assert_eq(json_get_int(o, "n", -2), -2);
     json_decref(o);
 }
+
+/* The skim must never vouch for text jansson refuses, nor point at another value than the
+ * one jansson finds; checked on token events and on every truncation and single-byte
+ * change of them. */
+static void skim_agrees_with_jansson(const char *s, size_t n) {
+    size_t at = 0, len = 0;
+    bool ok = json_skim_object(s, n, "choices", &at, &len);
+    if (!ok) return;
+    json_error_t err;
+    json_t *root = json_loadb(s, n, 0, &err);
+    cr_assert(json_is_object(root), "skim accepted what jansson refuses (%s): %.*s", err.text, (int)n, s);
+    json_t *want = json_object_get(root, "choices");
+    if (len == 0) {
+        cr_assert_null(want, "skim missed the key: %.*s", (int)n, s);
+    } else {
+        json_t *got = json_loadb(s + at, len, JSON_DECODE_ANY, &err);
+        cr_assert(got && want && json_equal(got, want), "skim found another value: %.*s", (int)n, s);
+        json_decref(got);
+    }
+    json_decref(root);
+}
+
+Test(json, skim_valid_events_are_vouched_for) {
+    static const char *const valid[] = {
+        "{\"choices\":[{\"index\":0,\"text\":\"tok0 \",\"finish_reason\":null}]}",
+        "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"m\","
+        "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" caf\xc3\xa9 \\u00e9\\n\\\"q\\\"\"},\"finish_reason\":null}],"
+        "\"usage\":null}",
+        " {\"choices\" : [ ] , \"x\" : [1.5e-3, -0, true, false, {}, []] }\n",
+        "{\"a\":{\"choices\":1},\"choices\":[\"\xf0\x9f\x98\x80\xe2\x82\xac\"]}",
+    };
+    for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
+        size_t at, len;
+        cr_assert(json_skim_object(valid[i], strlen(valid[i]), "choices", &at, &len), "refused: %s", valid[i]);
+        cr_assert_gt(len, 0);
+        skim_agrees_with_jansson(valid[i], strlen(valid[i]));
+    }
+    size_t at, len;
+    cr_assert(json_skim_object("{\"a\":1}", 7, "choices", &at, &len) && len == 0);
+}
+
+Test(json, skim_refuses_malformed_events) {
+    static const char *const bad[] = {
+        "{\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":null}],\"id\":\"cm}",
+        "{\"id\":\"x,\"choices\":[{\"index\":0,\"text\":\"y\"}]}",
+        "{\"choices\":[{\"index\":0,\"text\":\"z\"}]]}",
+        "{\"choices\":[]} x",
+        "{\"choices\":[],}",
+        "{\"choices\":[01]}",
+        "{\"choices\":[1.]}",
+        "{\"choices\":[tru]}",
+        "{\"choices\":[\"\\x\"]}",
+        "{\"choices\":[\"\xc3\"]}",
+        "{\"choices\":[\"\xed\xa0\x80\"]}",
+        "{\"choices\":[\"a\tb\"]}",
+        "{\"choices\":[],\"choices\":[]}",
+        "[\"choices\"]",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t at, len;
+        cr_assert(!json_skim_object(bad[i], strlen(bad[i]), "choices", &at, &len), "accepted: %s", bad[i]);
+    }
+}
+
+Test(json, skim_never_disagrees_with_jansson_under_mutation) {
+    static const char *const seeds[] = {
+        "{\"id\":\"c-1\",\"created\":1700000000,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t\\u00e9\xc3\xa9\","
+        "\"reasoning\":null},\"finish_reason\":null}],\"x\":[1.5e+2,-0.25,true,false,null,{}]}",
+        "{\"choices\":[{\"index\":0,\"text\":\"tok0 \",\"finish_reason\":\"length\"}]}",
+    };
+    static const char subst[] = "{}[]\",:\\ 0-.eE+tu\x01\x7f\x80\xc3\xff";
+    char m[512];
+    for (size_t si = 0; si < sizeof seeds / sizeof seeds[0]; si++) {
+        const char *s = seeds[si];
+        size_t n = strlen(s);
+        for (size_t cut = 0; cut <= n; cut++) skim_agrees_with_jansson(s, cut);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(m, s, i);
+            memcpy(m + i, s + i + 1, n - i - 1);
+            skim_agrees_with_jansson(m, n - 1); /* one byte deleted */
+            memcpy(m, s, n);
+            for (size_t k = 0; k < sizeof subst - 1; k++) {
+                m[i] = subst[k];
+                skim_agrees_with_jansson(m, n); /* one byte replaced */
+            }
+        }
+    }
+}

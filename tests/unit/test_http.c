@@ -1,7 +1,15 @@
-/* test_http.c - net/http's pure parts: the server's error message found in an error body
- * (OpenAI objects, other shapes, plain text), capped and made printable. */
+/* test_http.c - net/http: the server's error message found in an error body (OpenAI
+ * objects, other shapes, plain text), capped and made printable; on loopback, proxy
+ * variables are ignored and a failure's reason never names the host or port. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "net/http.h"
 
@@ -58,4 +66,87 @@ Test(http, header_lookup) {
     cr_assert_str_eq(v, "b");
     cr_assert(!http_response_header(&r, "X-Missing", v, sizeof v));
     http_response_free(&r);
+}
+
+/* A one-shot loopback server: answers one request with "ok". */
+static void *serve_once(void *arg) {
+    int ls = *(int *)arg;
+    int fd = accept(ls, NULL, NULL);
+    if (fd < 0) return NULL;
+    char req[4096];
+    ssize_t n = recv(fd, req, sizeof req, 0);
+    (void)n;
+    static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+    ssize_t w = send(fd, reply, sizeof reply - 1, 0);
+    (void)w;
+    close(fd);
+    return NULL;
+}
+
+/* Binds a listening socket on 127.0.0.1 and returns it; *port gets its port. */
+static int listen_loopback(int *port) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(ls, 4), 0);
+    socklen_t len = sizeof a;
+    getsockname(ls, (struct sockaddr *)&a, &len);
+    *port = ntohs(a.sin_port);
+    return ls;
+}
+
+static pacer_err collect_body(void *ctx, const char *data, size_t n, int64_t t_ns) {
+    return buf_append(ctx, data, n);
+}
+
+Test(http, proxy_variables_are_ignored) {
+    /* a proxy that refuses every connection: using it would fail the request */
+    int closed_port;
+    int closed = listen_loopback(&closed_port);
+    close(closed);
+    char proxy[64];
+    snprintf(proxy, sizeof proxy, "http://127.0.0.1:%d", closed_port);
+    static const char *const vars[] = {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) setenv(vars[i], proxy, 1);
+    unsetenv("no_proxy");
+    unsetenv("NO_PROXY");
+    int port;
+    int ls = listen_loopback(&port);
+    pthread_t t;
+    pthread_create(&t, NULL, serve_once, &ls);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
+    buf body;
+    buf_init(&body, 1024);
+    http_request q = {.method = "GET", .url = url, .total_timeout_ms = 10000, .on_data = collect_body, .ctx = &body};
+    http_response r;
+    http_response_init(&r);
+    pacer_err rc = http_perform(&q, &r);
+    pthread_join(t, NULL);
+    close(ls);
+    cr_assert_eq(rc, PACER_OK, "reason: %s", r.reason);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(body.data, "ok");
+    http_response_free(&r);
+    buf_free(&body);
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+}
+
+Test(http, failure_reason_names_no_host_or_port) {
+    int port;
+    int ls = listen_loopback(&port);
+    close(ls); /* nothing listens there now */
+    static const char *const hosts[] = {"127.0.0.1", "localhost"};
+    for (size_t i = 0; i < 2; i++) {
+        char url[64], port_text[16];
+        snprintf(url, sizeof url, "http://%s:%d/v1/completions", hosts[i], port);
+        snprintf(port_text, sizeof port_text, "%d", port);
+        http_request q = {.method = "POST", .url = url, .body = "{}", .body_len = 2, .connect_timeout_ms = 5000};
+        http_response r;
+        http_response_init(&r);
+        cr_assert_eq(http_perform(&q, &r), PACER_ERR_NET);
+        cr_assert(strstr(r.reason, "connect") != NULL, "reason: %s", r.reason);
+        cr_assert(strstr(r.reason, hosts[i]) == NULL && strstr(r.reason, port_text) == NULL, "reason: %s", r.reason);
+        http_response_free(&r);
+    }
 }

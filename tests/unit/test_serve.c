@@ -131,6 +131,7 @@ Test(chat, detects_from_template_then_vocab) {
 
 typedef struct fake {
     int evals, evaluated, all_rows;
+    int cycle; /* > 0: the text is a..(a + cycle - 1) over and over, what n-gram lookup drafts */
     int64_t delay_ns;
     int32_t last;
     char piece[2];
@@ -150,10 +151,12 @@ static const char *fake_piece(void *ctx, int32_t tok, size_t *len) {
     return f->piece;
 }
 static bool fake_eog(void *ctx, int32_t tok) { (void)ctx; return tok == 256; }
-/* The row after `last`: ... x y z then end, the next byte scoring 10, everything else 0. */
-static void fake_row(int32_t last, float *row) {
+/* The row after `last`: ... x y z then end (or the cycle), the next byte scoring 10,
+ * everything else 0. */
+static void fake_row(const fake *f, int32_t last, float *row) {
     for (int i = 0; i < 257; i++) row[i] = 0;
-    row[last == 'z' ? 256 : (last + 1) % 256] = 10;
+    if (f->cycle > 0 && last >= 'a' && last < 'a' + f->cycle) row['a' + (last - 'a' + 1) % f->cycle] = 10;
+    else row[last == 'z' ? 256 : (last + 1) % 256] = 10;
 }
 static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
     fake *f = ctx;
@@ -166,7 +169,7 @@ static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, flo
     }
     (void)pos;
     if (!logits) return PACER_OK;
-    for (int i = all_logits ? 0 : n - 1; i < n; i++) fake_row(tokens[i], logits + (size_t)(all_logits ? i : 0) * 257);
+    for (int i = all_logits ? 0 : n - 1; i < n; i++) fake_row(f, tokens[i], logits + (size_t)(all_logits ? i : 0) * 257);
     return PACER_OK;
 }
 
@@ -186,7 +189,7 @@ static void start(size_t max_body, int queue_max) {
 }
 static void set_model(void) {
     serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain")};
+    serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain"), NULL, NULL, NULL};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
 }
 static void setup(void) { start(0, -1); set_model(); }
@@ -610,4 +613,130 @@ Test(serve_logprobs, partial_utf8_token_names_its_bytes, .init = setup, .fini = 
     json_t *tokens = json_object_get(json_object_get(choice_at(v, 0), "logprobs"), "tokens");
     cr_assert_str_eq(json_string_value(json_array_get(tokens, 0)), "bytes:\\xe2");
     json_decref(v);
+}
+
+/* ---- drafting ---- */
+
+/* A drafter that follows the script except after 'c', where it guesses 'x': its rounds see
+ * both accepted and rejected drafts. */
+static pacer_err drafter_eval(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    const fake *f = ctx;
+    (void)pos;
+    if (!logits) return PACER_OK;
+    for (int i = all_logits ? 0 : n - 1; i < n; i++) {
+        float *row = logits + (size_t)(all_logits ? i : 0) * 257;
+        fake_row(f, tokens[i], row);
+        if (tokens[i] == 'c') {
+            for (int j = 0; j < 257; j++) row[j] = 0;
+            row['x'] = 10;
+        }
+    }
+    return PACER_OK;
+}
+
+typedef struct drafted {
+    char *text, *hash;
+    json_int_t predicted_n, draft_n, draft_n_accepted, verify_rounds;
+} drafted;
+
+/* One request on a fresh server: serial, n-gram lookup, or the scripted drafter. */
+static drafted run_drafting(const char *mode, int cycle, const char *body) {
+    memset(&F, 0, sizeof F);
+    F.cycle = cycle;
+    serve_options o;
+    serve_options_default(&o);
+    o.serial = strcmp(mode, "serial") == 0;
+    char err[128];
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
+    snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
+    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    serve_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
+    serve_model_info info = {.id = "tiny", .path = "dir/tiny.gguf", .sha256 = "ab", .revision = "",
+                             .chat = chat_format_by_name("plain")};
+    if (strcmp(mode, "drafter") == 0) info.drafter = &d;
+    cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", body, &r), 200, "%s", r);
+    json_t *v = json_loads(r, JSON_ALLOW_NUL, NULL), *t = json_object_get(v, "timings"); /* sampled bytes may be 0 */
+    cr_assert(v, "%s", r);
+    drafted out = {
+        strdup(json_string_value(json_object_get(json_array_get(json_object_get(v, "choices"), 0), "text"))),
+        strdup(json_string_value(json_object_get(v, "token_hash"))),
+        json_integer_value(json_object_get(t, "predicted_n")), json_integer_value(json_object_get(t, "draft_n")),
+        json_integer_value(json_object_get(t, "draft_n_accepted")), json_integer_value(json_object_get(t, "verify_rounds"))};
+    json_decref(v);
+    free(r);
+    cr_assert_eq(http("GET", "/v1/benchmark/manifest", NULL, &r), 200);
+    v = json_loads(r, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(v, "drafting")), mode, "%s", r);
+    json_decref(v);
+    free(r);
+    teardown();
+    return out;
+}
+
+static void drafted_free(drafted *d) { free(d->text); free(d->hash); }
+
+Test(serve_drafting, greedy_output_identical_in_every_mode, .timeout = 60) {
+    /* a repetitive text; max_tokens 40, then the context (64) cuts a longer request */
+    const char *bodies[] = {"{\"prompt\":\"abcdeabc\",\"max_tokens\":40,\"temperature\":0}",
+                            "{\"prompt\":\"abcdeabc\",\"max_tokens\":100,\"temperature\":0}",
+                            "{\"prompt\":\"abcdeabc\",\"max_tokens\":30,\"temperature\":0,\"stop\":\"eab\"}"};
+    const json_int_t want_n[] = {40, 64 - 8, 30};
+    for (int i = 0; i < 3; i++) {
+        drafted serial = run_drafting("serial", 5, bodies[i]);
+        drafted lookup = run_drafting("lookup", 5, bodies[i]);
+        drafted model = run_drafting("drafter", 5, bodies[i]);
+        if (i < 2) {
+            cr_assert_eq(serial.predicted_n, want_n[i]);
+            cr_assert_eq(strncmp(serial.text, "deabcdeabc", 10), 0, "%s", serial.text);
+        } else {
+            cr_assert_str_eq(serial.text, "d"); /* "d" then the stop string */
+        }
+        cr_assert_eq(serial.draft_n, 0);
+        cr_assert_eq(serial.verify_rounds, serial.predicted_n - 1);
+        for (drafted *d = &lookup; d <= &model; d += &model - &lookup) {
+            cr_assert_str_eq(d->text, serial.text);
+            cr_assert_str_eq(d->hash, serial.hash);
+            cr_assert_eq(d->predicted_n, serial.predicted_n);
+        }
+        if (i < 2) {
+            /* lookup drafts the cycle and the script always agrees */
+            cr_assert_gt(lookup.draft_n_accepted, 0);
+            cr_assert_eq(lookup.draft_n_accepted, lookup.draft_n);
+            cr_assert_lt(lookup.verify_rounds, serial.verify_rounds / 2);
+            /* the drafter is wrong after every 'c' */
+            cr_assert_gt(model.draft_n_accepted, 0);
+            cr_assert_lt(model.draft_n_accepted, model.draft_n);
+            cr_assert_lt(model.verify_rounds, serial.verify_rounds);
+        }
+        drafted_free(&serial);
+        drafted_free(&lookup);
+        drafted_free(&model);
+    }
+}
+
+Test(serve_drafting, sampled_is_seeded_per_mode, .timeout = 60) {
+    /* at temperature 2 the scripted byte has about 37%: drafts are accepted and rejected */
+    const char *body = "{\"prompt\":\"abcdeabc\",\"max_tokens\":40,\"temperature\":2,\"seed\":11}";
+    const char *modes[] = {"serial", "lookup", "drafter"};
+    for (int m = 0; m < 3; m++) {
+        drafted a = run_drafting(modes[m], 5, body), b = run_drafting(modes[m], 5, body);
+        cr_assert_str_eq(a.hash, b.hash, "%s", modes[m]);
+        cr_assert_eq(a.draft_n, b.draft_n);
+        cr_assert_eq(a.predicted_n, b.predicted_n);
+        cr_assert_geq(a.draft_n, a.draft_n_accepted);
+        drafted_free(&a);
+        drafted_free(&b);
+    }
+}
+
+Test(serve_drafting, drafter_must_share_the_vocabulary) {
+    start(0, -1);
+    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    serve_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
+    serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain"),
+                             .drafter = &d};
+    cr_assert_eq(serve_set_model(S, &b, &info), PACER_ERR_ARG);
+    teardown();
 }

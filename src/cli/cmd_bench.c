@@ -158,7 +158,8 @@ static int parse_count(const char *s, int lo, int hi) {
 static const char bench_usage[] =
     "usage: pacer bench [MODEL] [--engine builtin|llama.cpp|vllm|sglang|mlx] [--engine-bin PATH]\n"
     "                   [--drafter auto|none|PATH|REPO] [--serial] [--startup-timeout S] [--threads N]\n"
-    "         MODEL: a GGUF file, a directory, or a Hugging Face repo id in the local cache;\n"
+    "         MODEL: a GGUF file, a directory, or a Hugging Face repo id in the local cache;\n""         --drafter auto (default) passes ORG/NAME-drafter when the model is a cached repo\n"
+    "         and that repo is cached too; a path or REPO names one; --serial turns drafting off\n"
     "         none: the demo (a small synthesized model on the builtin engine)\n"
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"

@@ -2,8 +2,8 @@
 #include "launch/launch.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/fileio.h"
 
 pacer_err launch_free_port(int *port) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -209,22 +208,33 @@ void launch_server_stop(launch_server *srv, double grace_s) {
 }
 
 pacer_err launch_log_tail(const char *path, int lines, buf *out) {
-    buf b;
-    buf_init(&b, 16u << 20);
-    pacer_err rc = file_read_all(path, &b);
-    if (rc == PACER_ERR_TOO_BIG) rc = PACER_OK; /* the tail of the first 16 MB will do */
-    if (rc) goto done;
-    size_t end = b.len;
-    while (end > 0 && b.data[end - 1] == '\n') end--;
+    /* the last 64 KB hold the last lines of any log worth showing, however long the log */
+    enum { TAIL_MAX = 64 * 1024 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? PACER_ERR_NOT_FOUND : PACER_ERR_IO;
+    char *data = malloc(TAIL_MAX);
+    pacer_err rc = data ? PACER_OK : PACER_ERR_NOMEM;
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > TAIL_MAX ? size - TAIL_MAX : 0;
+    ssize_t got = 0;
+    while (!rc && from + got < size) {
+        ssize_t n = pread(fd, data + got, (size_t)(size - from - got), from + got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += n;
+    }
+    close(fd);
+    if (rc) return rc;
+    size_t end = (size_t)got;
+    while (end > 0 && data[end - 1] == '\n') end--;
     size_t start = end;
     int seen = 0;
     while (start > 0) {
-        if (b.data[start - 1] == '\n' && ++seen == lines) break;
+        if (data[start - 1] == '\n' && ++seen == lines) break;
         start--;
     }
-    rc = buf_append(out, b.data + start, end - start);
-done:
-    buf_free(&b);
+    rc = buf_append(out, data + start, end - start);
+    free(data);
     return rc;
 }
 

@@ -89,6 +89,22 @@ Test(launch, died_before_ready_shows_log_tail) {
     unlink(log);
 }
 
+Test(launch, log_tail_of_a_long_log_is_its_end) {
+    char log[64];
+    tmp_log(log, sizeof log);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 400000; i++) fprintf(f, "progress line %d of a chatty engine\n", i); /* ~15 MB */
+    fprintf(f, "fatal: out of memory\n\n");
+    fclose(f);
+    buf tail;
+    buf_init(&tail, 4096);
+    cr_assert_eq(launch_log_tail(log, 2, &tail), PACER_OK);
+    cr_assert_str_eq(tail.data, "progress line 399999 of a chatty engine\nfatal: out of memory");
+    buf_free(&tail);
+    unlink(log);
+}
+
 Test(launch, missing_executable_is_an_error) {
     char log[64];
     tmp_log(log, sizeof log);

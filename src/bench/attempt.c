@@ -45,13 +45,41 @@ static size_t attempt_str_len(const json_t *obj, const char *key) {
     return json_is_string(v) ? json_string_length(v) : 0;
 }
 
+/* The member at a dotted path ("timings.prompt_ms") of an event, or NULL. */
+static const json_t *attempt_member_at(const json_t *root, const char *path) {
+    const json_t *v = root;
+    char key[64];
+    while (v && *path) {
+        size_t n = strcspn(path, ".");
+        if (n >= sizeof key) return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        v = json_object_get(v, key);
+        path += n + (path[n] == '.');
+    }
+    return v == root ? NULL : v;
+}
+
+/* The field paths of a request, defaults applied ("" stays "": not read). */
+static const char *attempt_tok_s_field(const attempt_request *r) {
+    return r->server_tok_s_field ? r->server_tok_s_field : ATTEMPT_SERVER_TOK_S_FIELD;
+}
+static const char *attempt_prefill_field(const attempt_request *r) {
+    return r->prefill_ms_field ? r->prefill_ms_field : ATTEMPT_PREFILL_MS_FIELD;
+}
+
+/* The server's own decode rate and prefill time, where the request says it reports them. */
+static void attempt_read_server_rates(attempt_sample *s, const attempt_request *r, const json_t *root) {
+    const json_t *v;
+    if (json_is_number(v = attempt_member_at(root, attempt_prefill_field(r))))
+        s->server_prompt_ms = json_number_value(v), s->has_server_prompt_ms = true;
+    if (json_is_number(v = attempt_member_at(root, attempt_tok_s_field(r))))
+        s->server_predicted_per_second = json_number_value(v), s->has_server_predicted_per_second = true;
+}
+
 static void attempt_read_timings(attempt_sample *s, const json_t *t) {
     const json_t *v;
     s->has_server_timings = true;
-    if (json_is_number(v = json_object_get(t, "prompt_ms")))
-        s->server_prompt_ms = json_number_value(v), s->has_server_prompt_ms = true;
-    if (json_is_number(v = json_object_get(t, "predicted_per_second")))
-        s->server_predicted_per_second = json_number_value(v), s->has_server_predicted_per_second = true;
     if (json_is_integer(v = json_object_get(t, "draft_n"))) s->draft_n = json_integer_value(v), s->has_draft_n = true;
     if (json_is_integer(v = json_object_get(t, "draft_n_accepted")))
         s->draft_n_accepted = json_integer_value(v), s->has_draft_n_accepted = true;
@@ -101,13 +129,24 @@ static bool attempt_has_member(const char *d, size_t n, const char *key, size_t 
     return false;
 }
 
+/* Whether the event has the first member of a dotted field path ("" never matches). */
+static bool attempt_has_path_head(const char *d, size_t n, const char *path) {
+    char quoted[66];
+    size_t len = strcspn(path, ".");
+    if (len == 0 || len + 2 > sizeof quoted) return false;
+    quoted[0] = '"';
+    memcpy(quoted + 1, path, len);
+    quoted[len + 1] = '"';
+    return attempt_has_member(d, n, quoted, len + 2);
+}
+
 /* Members that make an event worth a full parse. */
-static bool attempt_needs_full_parse(const char *d, size_t n) {
+static bool attempt_needs_full_parse(const attempt_request *r, const char *d, size_t n) {
     static const struct { const char *key; size_t len; } keys[] = {
         {"\"usage\"", 7}, {"\"timings\"", 9}, {"\"token_hash\"", 12}, {"\"error\"", 7}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (attempt_has_member(d, n, keys[i].key, keys[i].len)) return true;
-    return false;
+    return attempt_has_path_head(d, n, attempt_tok_s_field(r)) || attempt_has_path_head(d, n, attempt_prefill_field(r));
 }
 
 /* The fast path for token events (the profile in bench/ shows jansson building the whole
@@ -116,7 +155,7 @@ static bool attempt_needs_full_parse(const char *d, size_t n) {
  * "choices" value. Returns false when the skim cannot vouch for the event (malformed or
  * unusual); the caller then parses it in full, and jansson has the last word. */
 static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
-    if (attempt_needs_full_parse(ev->data, ev->data_len)) return false;
+    if (attempt_needs_full_parse(st->req, ev->data, ev->data_len)) return false;
     size_t at, len;
     if (!json_skim_object(ev->data, ev->data_len, "choices", &at, &len) || len == 0) return false;
     json_t *choices = json_loadb(ev->data + at, len, 0, NULL);
@@ -172,6 +211,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
         attempt_read_timings(s, timings);
         attempt_read_token_hash(s, json_object_get(timings, "token_hash"));
     }
+    attempt_read_server_rates(s, st->req, root);
     attempt_read_token_hash(s, json_object_get(root, "token_hash"));
 out:
     json_decref(root);

@@ -40,6 +40,11 @@ typedef struct attempt_request {
     bool disable_thinking;   /* send the switches servers accept to turn reasoning off */
     bool disable_prompt_cache; /* send cache_prompt:false and equivalents */
     const char *api_key;     /* NULL: no Authorization header */
+    /* Where the server reports its own decode rate and prefill time: dotted member paths
+     * in a stream event, e.g. "timings.predicted_per_second". NULL: llama.cpp's names
+     * (ATTEMPT_SERVER_TOK_S_FIELD, ATTEMPT_PREFILL_MS_FIELD); "": not read. Managed runs
+     * take them from the engine adapter. */
+    const char *server_tok_s_field, *prefill_ms_field;
     /* Timeouts in milliseconds; 0 picks the default (connect 10 s, first byte 300 s,
      * idle 60 s between bytes, total 1800 s). */
     int64_t connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms;
@@ -47,6 +52,8 @@ typedef struct attempt_request {
     const volatile sig_atomic_t *cancel_flag;
 } attempt_request;
 
+#define ATTEMPT_SERVER_TOK_S_FIELD "timings.predicted_per_second"
+#define ATTEMPT_PREFILL_MS_FIELD "timings.prompt_ms"
 #define ATTEMPT_REASON_MAX 256
 #define ATTEMPT_FINISH_MAX 32
 #define ATTEMPT_TOKEN_HASH_MAX 80

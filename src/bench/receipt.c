@@ -3,6 +3,7 @@
  * every attempt under its suite's rules and recomputes every aggregate. */
 #include "bench/receipt.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -354,7 +355,8 @@ pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n) 
     buf_init(&b, RECEIPT_FILE_MAX);
     *out = NULL;
     pacer_err rc = file_read_all(path, &b);
-    if (rc) snprintf(err, err_n, "cannot read the receipt: %s", pacer_strerror(rc));
+    /* errno still names the cause of an I/O error ("Is a directory"): more useful than the code */
+    if (rc) snprintf(err, err_n, "cannot read the receipt: %s", rc == PACER_ERR_IO && errno ? strerror(errno) : pacer_strerror(rc));
     else rc = receipt_parse(b.data, b.len, out, err, err_n);
     buf_free(&b);
     return rc;

@@ -157,7 +157,8 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
                                    .top_p = c->st.temperature > 0 ? c->st.top_p : 0, .has_seed = has_seed, .seed = seed,
                                    .disable_thinking = s->thinking_disabled,
                                    .disable_prompt_cache = s->prompt_cache_disabled, .api_key = o->api_key,
-                                   .idle_timeout_ms = o->idle_timeout_ms, .cancel_flag = o->cancel_flag};
+                                   .server_tok_s_field = o->server_tok_s_field,
+                                   .prefill_ms_field = o->prefill_ms_field, .idle_timeout_ms = o->idle_timeout_ms, .cancel_flag = o->cancel_flag};
             attempt_sample smp;
             pacer_err rc = attempt_run(&req, &smp);
             if (rc) {

@@ -40,6 +40,7 @@ typedef struct runner_options {
     const char *engine_version; /* managed: the engine's version */
     const char *python_version; /* managed: "none" for engines without Python */
     const char *api_key;
+    const char *server_tok_s_field, *prefill_ms_field; /* attempt_request's; NULL: defaults */
     const char *client_version;
     int reps, warmups, tokens;  /* 0: the suite's */
     int n_temps;                /* 0: the suite's settings */

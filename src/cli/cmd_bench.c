@@ -251,6 +251,9 @@ int cmd_bench(int argc, char **argv) {
         o.public_id = mr.model.repo[0] ? mr.model.repo : mr.model.file_name;
         o.mode = "managed";
         o.engine = mr.adapter->name;
+        /* the adapter says where this engine reports its own rates; none: nothing is read */
+        o.server_tok_s_field = mr.adapter->server_tok_s_field ? mr.adapter->server_tok_s_field : "";
+        o.prefill_ms_field = mr.adapter->prefill_ms_field ? mr.adapter->prefill_ms_field : "";
         if (!o.backend) o.backend = mr.adapter->backend;
         struct utsname un;
         static char platform[160];

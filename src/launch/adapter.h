@@ -22,6 +22,8 @@ typedef struct launch_adapter {
     bool takes_drafter;         /* false: a named drafter is refused before start-up */
     bool drafter_gguf;          /* the drafter is given as a GGUF file; else as a checkpoint directory */
     const char *ready_path;     /* polled until it answers 200 */
+    /* Dotted paths in a stream event (attempt_request's server_tok_s_field and
+     * prefill_ms_field); NULL: the engine reports no such figure, nothing is read. */
     const char *server_tok_s_field; /* reported field read as server tok/s */
     const char *prefill_ms_field;   /* reported field read as prefill ms */
     bool python;                /* the engine runs under Python (records its version) */

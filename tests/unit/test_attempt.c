@@ -1,8 +1,15 @@
 /* test_attempt.c - bench/attempt's pure parts: names, the sample's JSON (absent values are
- * null, never 0), and argument checks. Streaming is tested against the fault server in
+ * null, never 0), and argument checks; which reported fields are read as the server's own
+ * rates (a loopback stream). Fault streaming is tested against the fault server in
  * tests/integration/request.sh. */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench/attempt.h"
 
@@ -70,4 +77,66 @@ Test(attempt, invalid_arguments) {
     r.server_url = "gopher://x";
     cr_assert_eq(attempt_run(&r, &s), PACER_ERR_ARG);
     cr_assert_eq(attempt_run(&r, NULL), PACER_ERR_ARG);
+}
+
+/* A one-shot loopback server: one streamed reply of three deliveries 5 ms apart whose
+ * last chunk reports rates under llama.cpp's names and under other names. */
+static void *stream_once(void *arg) {
+    int fd = accept(*(int *)arg, NULL, NULL);
+    if (fd < 0) return NULL;
+    char req[8192];
+    ssize_t n = recv(fd, req, sizeof req, 0);
+    (void)n;
+    static const char *const parts[] = {
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"text\":\"a\",\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"text\":\"b\",\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"text\":\"c\",\"finish_reason\":\"length\"}],"
+        "\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":3},"
+        "\"timings\":{\"predicted_per_second\":99.5,\"prompt_ms\":3.25},\"x_stats\":{\"tps\":42.5,\"prefill\":7}}\n\n",
+        "data: [DONE]\n\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        ssize_t w = send(fd, parts[i], strlen(parts[i]), MSG_NOSIGNAL);
+        (void)w;
+        struct timespec ts = {0, 5000000};
+        if (i > 0) nanosleep(&ts, NULL);
+    }
+    close(fd);
+    return NULL;
+}
+
+/* Runs one attempt against stream_once with the given field paths. */
+static void run_with_fields(const char *tok_s, const char *prefill, attempt_sample *s) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(ls, 4), 0);
+    socklen_t len = sizeof a;
+    getsockname(ls, (struct sockaddr *)&a, &len);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+    pthread_t t;
+    pthread_create(&t, NULL, stream_once, &ls);
+    attempt_request r = {.server_url = url, .prompt = "x", .max_tokens = 3, .server_tok_s_field = tok_s,
+                         .prefill_ms_field = prefill, .total_timeout_ms = 10000};
+    cr_assert_eq(attempt_run(&r, s), PACER_OK);
+    pthread_join(t, NULL);
+    close(ls);
+    cr_assert_eq(s->status, ATTEMPT_OK, "%s", s->reason);
+}
+
+Test(attempt, server_rates_from_the_named_fields) {
+    attempt_sample s;
+    run_with_fields(NULL, NULL, &s); /* llama.cpp's names */
+    cr_assert(s.has_server_predicted_per_second && s.has_server_prompt_ms);
+    cr_assert_float_eq(s.server_predicted_per_second, 99.5, 1e-9);
+    cr_assert_float_eq(s.server_prompt_ms, 3.25, 1e-9);
+    run_with_fields("x_stats.tps", "x_stats.prefill", &s); /* an engine's own names */
+    cr_assert(s.has_server_predicted_per_second && s.has_server_prompt_ms);
+    cr_assert_float_eq(s.server_predicted_per_second, 42.5, 1e-9);
+    cr_assert_float_eq(s.server_prompt_ms, 7, 1e-9);
+    run_with_fields("", "", &s); /* an engine that reports none: nothing is read */
+    cr_assert(!s.has_server_predicted_per_second && !s.has_server_prompt_ms);
+    run_with_fields("x_stats.missing", "nowhere", &s);
+    cr_assert(!s.has_server_predicted_per_second && !s.has_server_prompt_ms);
 }

@@ -191,18 +191,13 @@ T_AVX2 static float dot_q8_0_avx2(const block_q8_0 *w, const block_q8_0 *x, int 
     return hsum256(acc);
 }
 
-/* The 32 weights of a Q4_0 block as signed bytes (nibble - 8), low nibbles first. */
-T_AVX2 static inline __m256i unpack_q4_0(const block_q4_0 *b) {
-    const __m256i lo = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
-    __m128i t = _mm_loadu_si128((const __m128i *)b->qs);
-    __m256i q = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-    return _mm256_sub_epi8(_mm256_and_si256(q, lo), eight);
-}
-
 T_AVX2 static float dot_q4_0_avx2(const block_q4_0 *w, const block_q8_0 *x, int n) {
     __m256 acc = _mm256_setzero_ps();
+    const __m256i lo = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
     for (int b = 0; b < n / QK4_0; b++) {
-        __m256i q = unpack_q4_0(&w[b]);
+        __m128i t = _mm_loadu_si128((const __m128i *)w[b].qs);
+        __m256i q = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+        q = _mm256_sub_epi8(_mm256_and_si256(q, lo), eight);
         __m256i qx = _mm256_loadu_si256((const __m256i *)x[b].qs);
         __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
         acc = _mm256_fmadd_ps(d, dot_i8_32(q, qx), acc);
@@ -295,8 +290,11 @@ T_AVX2 static void dot4_q8_0_avx2(const block_q8_0 *w, const block_q8_0 *const *
 T_AVX2 static void dot4_q4_0_avx2(const block_q4_0 *w, const block_q8_0 *const *x, int n, float *out) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
     const block_q8_0 *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    const __m256i lo = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
     for (int blk = 0; blk < n / QK4_0; blk++) {
-        __m256i q = unpack_q4_0(&w[blk]);
+        __m128i t = _mm_loadu_si128((const __m128i *)w[blk].qs);
+        __m256i q = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+        q = _mm256_sub_epi8(_mm256_and_si256(q, lo), eight);
         __m256i ax = _mm256_sign_epi8(q, q);
         float dw = _cvtsh_ss(w[blk].d);
         acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x0[blk].d)),
@@ -313,50 +311,6 @@ T_AVX2 static void dot4_q4_0_avx2(const block_q4_0 *w, const block_q8_0 *const *
     out[2] = hsum256(acc2);
     out[3] = hsum256(acc3);
 }
-/* Decode (one activation row): four weight rows against it. Each row keeps the one-row
- * kernel's arithmetic and order (bit-identical results); what changes is that the
- * activation block is loaded once and four independent FMA chains hide the latency that
- * a single accumulator chain serializes on. */
-T_AVX2 static void rows4_q8_0_avx2(const block_q8_0 *const *w, const block_q8_0 *x, int n, float *out) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    const block_q8_0 *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
-    for (int blk = 0; blk < n / QK8_0; blk++) {
-        __m256i qx = _mm256_loadu_si256((const __m256i *)x[blk].qs);
-        float dx = _cvtsh_ss(x[blk].d);
-#define ROW8(acc, wr) acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(wr[blk].d) * dx), \
-                                           dot_i8_32(_mm256_loadu_si256((const __m256i *)wr[blk].qs), qx), acc)
-        ROW8(acc0, w0);
-        ROW8(acc1, w1);
-        ROW8(acc2, w2);
-        ROW8(acc3, w3);
-#undef ROW8
-    }
-    out[0] = hsum256(acc0);
-    out[1] = hsum256(acc1);
-    out[2] = hsum256(acc2);
-    out[3] = hsum256(acc3);
-}
-
-T_AVX2 static void rows4_q4_0_avx2(const block_q4_0 *const *w, const block_q8_0 *x, int n, float *out) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    const block_q4_0 *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
-    for (int blk = 0; blk < n / QK4_0; blk++) {
-        __m256i qx = _mm256_loadu_si256((const __m256i *)x[blk].qs);
-        float dx = _cvtsh_ss(x[blk].d);
-#define ROW4(acc, wr) acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(wr[blk].d) * dx), \
-                                           dot_i8_32(unpack_q4_0(&wr[blk]), qx), acc)
-        ROW4(acc0, w0);
-        ROW4(acc1, w1);
-        ROW4(acc2, w2);
-        ROW4(acc3, w3);
-#undef ROW4
-    }
-    out[0] = hsum256(acc0);
-    out[1] = hsum256(acc1);
-    out[2] = hsum256(acc2);
-    out[3] = hsum256(acc3);
-}
-
 /* signed int8 pairs -> 16 int32 lanes (AVX-512BW): |q| times y with q's sign moved onto y */
 T_AVX512 static inline __m512 dot_i8_64(__m512i q, __m512i y) {
     __m512i ax = _mm512_abs_epi8(q);
@@ -491,23 +445,7 @@ void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, in
     const unsigned char *ab = act;
     bool deq = !(t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 ||
                  t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0);
-    int r = r0;
-#ifdef KERN_X86
-    /* Decode: rows in groups of four against the single activation (AVX2 level; the
-     * AVX-512 one-row kernels already work on two blocks at a time). */
-    if (nb == 1 && kern_get_level() == KERN_AVX2 && (t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0)) {
-        for (; r + 4 <= r1; r += 4) {
-            const void *ws[4];
-            for (int k = 0; k < 4; k++)
-                ws[k] = wb + (size_t)(r + k) * row_bytes;
-            if (t == GGML_TYPE_Q8_0)
-                rows4_q8_0_avx2((const block_q8_0 *const *)ws, act, n, out + r);
-            else
-                rows4_q4_0_avx2((const block_q4_0 *const *)ws, act, n, out + r);
-        }
-    }
-#endif
-    for (; r < r1; r++) {
+    for (int r = r0; r < r1; r++) {
         const void *row = wb + (size_t)r * row_bytes;
         if (deq) {
             ggml_dequantize_row(t, row, scratch, n);

@@ -31,6 +31,14 @@ static size_t csv_split(char *line, char **fields, size_t max) {
     return n;
 }
 
+/* The query field a header cell names ("memory.total [MiB]": its unit dropped), or -1. */
+static int nv_field_of(const char *cell) {
+    size_t len = strcspn(cell, " ");
+    for (int k = 0; k < NV__COUNT; k++)
+        if (strlen(nv_fields[k]) == len && strncmp(cell, nv_fields[k], len) == 0) return k;
+    return -1;
+}
+
 static bool nv_missing(const char *v) {
     return !*v || strstr(v, "N/A") || strstr(v, "Not Supported") || strstr(v, "Unknown");
 }
@@ -58,13 +66,15 @@ pacer_err probe_nvidia_parse(const char *text, size_t n, probe_gpu_list *all) {
         char *f[32];
         size_t nf = csv_split(line, f, 32);
         if (nf == 1 && !f[0][0]) continue;
-        if (first && strcmp(f[0], "index") == 0) { /* header: map names, units dropped */
+        /* a header names query fields in the order they were asked for, which need not
+         * start with index ("compute_cap, compute_mode, driver_version, name, index") */
+        bool header = false;
+        for (size_t c = 0; first && c < nf && !header; c++) header = nv_field_of(f[c]) >= 0;
+        if (header) {
             for (int k = 0; k < NV__COUNT; k++) col[k] = -1;
             for (size_t c = 0; c < nf; c++) {
-                char *bracket = strchr(f[c], ' ');
-                if (bracket) *bracket = '\0';
-                for (int k = 0; k < NV__COUNT; k++)
-                    if (strcmp(f[c], nv_fields[k]) == 0) col[k] = (int)c;
+                int k = nv_field_of(f[c]);
+                if (k >= 0) col[k] = (int)c;
             }
             first = false;
             continue;

@@ -93,6 +93,7 @@ Test(nvidia, parses_query_csv_with_header_and_units) {
 }
 
 Test(nvidia, multi_gpu_visibility_and_missing_values) {
+    /* hand-written (README.md says why): four GPUs with UUIDs and a [N/A] power limit */
     buf b = fixture("nvidia-a100x4-query.csv");
     probe_gpu_list all, kept;
     cr_assert_eq(probe_nvidia_parse(b.data, b.len, &all), PACER_OK);
@@ -108,6 +109,28 @@ Test(nvidia, multi_gpu_visibility_and_missing_values) {
     cr_assert_eq(kept.count, 0);
     probe_nvidia_select(&all, NULL, &kept);
     cr_assert_eq(kept.count, 4);
+    buf_free(&b);
+}
+
+Test(nvidia, header_in_another_order_two_gpus) {
+    /* a real capture (triton-inference-server/server pull request 8070): the header
+     * starts with compute_cap, not index, and there is no uuid column */
+    buf b = fixture("nvidia-titanv-rtx5880-query.csv");
+    probe_gpu_list all, kept;
+    cr_assert_eq(probe_nvidia_parse(b.data, b.len, &all), PACER_OK);
+    cr_assert_eq(all.count, 2, "the header is no GPU");
+    cr_assert_str_eq(all.gpu[0].name, "NVIDIA TITAN V");
+    cr_assert_str_eq(all.gpu[0].compute_cap, "7.0");
+    cr_assert_str_eq(all.gpu[0].driver, "570.86.15");
+    cr_assert_str_eq(all.gpu[1].name, "NVIDIA RTX 5880 Ada Generation");
+    cr_assert_str_eq(all.gpu[1].compute_cap, "8.9");
+    cr_assert_eq(all.gpu[1].memory_bytes, 0, "not queried: unknown");
+    probe_nvidia_select(&all, "1,0", &kept);
+    cr_assert_eq(kept.count, 2);
+    cr_assert_str_eq(kept.gpu[0].name, "NVIDIA RTX 5880 Ada Generation");
+    probe_nvidia_select(&all, "GPU-b516", &kept);
+    cr_assert_eq(kept.count, 0);
+    cr_assert_eq(kept.source, PROBE_SOURCE_PARTIAL, "no uuid to match the entry against");
     buf_free(&b);
 }
 

@@ -31,6 +31,37 @@ pacer_err inspect_render_table(const json_t *r, buf *out) {
     return rc;
 }
 
+/* The checkpoint (format and weight files) and the read sample, labelled from the receipt's
+ * fact table; nothing when the receipt has neither. */
+static pacer_err render_facts(const json_t *r, buf *out) {
+    pacer_err rc = PACER_OK;
+    const receipt_fact_field *f = receipt_fact_find("model.checkpoint_format");
+    json_t *fmt = receipt_fact_get(r, f->path), *hashes = receipt_fact_get(r, "model.checkpoint_hashes");
+    if (json_is_string(fmt)) {
+        size_t n = json_array_size(hashes), i;
+        json_t *h;
+        rc = buf_appendf(out, "%-14s %s, %zu weight file%s", f->label, json_string_value(fmt), n, n == 1 ? "" : "s");
+        json_array_foreach(hashes, i, h) {
+            if (i == 3) { rc = rc ? rc : buf_appendf(out, "; ..."); break; }
+            rc = rc ? rc : buf_appendf(out, "%s %s (sha256 %.12s)", i ? ";" : ":", json_get_str(h, "file", "?"),
+                                       json_get_str(h, "sha256", "?"));
+        }
+        rc = rc ? rc : buf_append_str(out, "\n");
+    }
+    f = receipt_fact_find("hardware.volume.read_sample");
+    json_t *rs = receipt_fact_get(r, f->path);
+    if (!rc && json_is_object(rs)) {
+        json_t *skipped = json_object_get(rs, "skipped");
+        if (json_is_string(skipped))
+            rc = buf_appendf(out, "%-14s skipped: %s\n", f->label, json_string_value(skipped));
+        else
+            rc = buf_appendf(out, "%-14s %.3f GB/s (%s, %.1f MB in %.3f s, uncached)\n", f->label,
+                             json_get_num(rs, "gb_per_s", 0), json_get_str(rs, "method", "?"),
+                             json_get_num(rs, "bytes", 0) / 1e6, json_get_num(rs, "seconds", 0));
+    }
+    return rc;
+}
+
 pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
     pacer_err rc = PACER_OK;
     json_t *s = json_object_get(r, "suite"), *m = json_object_get(r, "model"), *hw = json_object_get(r, "hardware");
@@ -58,7 +89,9 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
     size_t gi;
     json_t *g;
     json_array_foreach(json_object_get(hw, "gpus"), gi, g) if (!rc) rc = buf_appendf(out, ", %s", json_get_str(g, "name", "?"));
-    rc = rc ? rc : buf_append_str(out, "\n\n");
+    rc = rc ? rc : buf_append_str(out, "\n");
+    rc = rc ? rc : render_facts(r, out);
+    rc = rc ? rc : buf_append_str(out, "\n");
     rc = rc ? rc : inspect_render_table(r, out);
 
     bool header = false;

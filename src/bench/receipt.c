@@ -62,6 +62,126 @@ const receipt_top_field receipt_top_fields[] = {
 };
 const size_t receipt_top_field_count = sizeof receipt_top_fields / sizeof receipt_top_fields[0];
 
+const receipt_fact_field receipt_fact_fields[] = {
+    {"model.checkpoint_format", JSON_STRING, false, "checkpoint",
+     "managed runs: gguf (one GGUF file) | hf-dir (a checkpoint directory: config.json plus weight files)"},
+    {"model.checkpoint_hashes", JSON_ARRAY, false, NULL,
+     "managed runs: one {file, sha256} per weight file (a GGUF: its one file; hf-dir: every *.safetensors, or "
+     "*.bin when there are none); attached runs: the SHA-256 strings an accepted manifest attests"},
+    {"model.checkpoint_hashes[].file", JSON_STRING, false, NULL, "file name inside the checkpoint, never a path"},
+    {"model.checkpoint_hashes[].sha256", JSON_STRING, false, NULL, "SHA-256 of the file, 64 lowercase hex digits"},
+    {"hardware.volume.read_sample", JSON_OBJECT, false, "read sample",
+     "managed runs and `pacer probe --read-sample`: the uncached read of the (largest) weight file, taken before "
+     "the engine starts; absent with --no-read-sample"},
+    {"hardware.volume.read_sample.bytes", JSON_INTEGER, true, NULL, "bytes read (at most 2 GB); null when skipped"},
+    {"hardware.volume.read_sample.seconds", JSON_REAL, true, NULL, "time the read took; null when skipped"},
+    {"hardware.volume.read_sample.gb_per_s", JSON_REAL, true, NULL, "bytes / seconds / 1e9; null when skipped"},
+    {"hardware.volume.read_sample.method", JSON_STRING, false, NULL,
+     "o_direct | fadvise (pages dropped with posix_fadvise DONTNEED first) | none (skipped)"},
+    {"hardware.volume.read_sample.skipped", JSON_STRING, false, NULL,
+     "present when no honest figure could be taken, and why: memory-file-system, pages-stay-cached, not-found, "
+     "cannot-read, empty-file, no-memory, too-fast-to-time"},
+};
+const size_t receipt_fact_field_count = sizeof receipt_fact_fields / sizeof receipt_fact_fields[0];
+
+const receipt_fact_field *receipt_fact_find(const char *path) {
+    for (size_t i = 0; i < receipt_fact_field_count; i++)
+        if (strcmp(receipt_fact_fields[i].path, path) == 0) return &receipt_fact_fields[i];
+    return NULL;
+}
+
+json_t *receipt_fact_get(const json_t *r, const char *path) {
+    char key[128];
+    const json_t *v = r;
+    while (v && *path) {
+        size_t n = strcspn(path, ".");
+        if (n >= sizeof key || !json_is_object(v)) return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        v = json_object_get(v, key);
+        path += n + (path[n] == '.');
+    }
+    return (json_t *)v;
+}
+
+static bool fact_type_ok(const receipt_fact_field *f, const json_t *v) {
+    if (json_is_null(v)) return f->nullable;
+    if (f->type == JSON_TRUE) return json_is_boolean(v);
+    if (f->type == JSON_REAL) return json_is_number(v);
+    return json_typeof(v) == f->type;
+}
+
+/* Checks every value at `rest` (the remaining dotted path) below `node` against `f`; false,
+ * with the failing value's path in `where`, on a mismatch. A missing parent is no failure:
+ * its own entry (if any) judges it. */
+static bool fact_walk(const json_t *node, const char *rest, const receipt_fact_field *f, char *where, size_t wn) {
+    if (!json_is_object(node)) return true;
+    char key[128];
+    size_t n = strcspn(rest, ".[");
+    if (n >= sizeof key) return false;
+    memcpy(key, rest, n);
+    key[n] = '\0';
+    const json_t *v = json_object_get(node, key);
+    if (!v) return true;
+    const char *after = rest + n;
+    if (strncmp(after, "[]", 2) == 0) {
+        if (!json_is_array(v)) return true;
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            bool ok = after[2] == '.' ? fact_walk(e, after + 3, f, where, wn) : fact_type_ok(f, e);
+            if (!ok) {
+                if (after[2] != '.') snprintf(where, wn, "%s", f->path);
+                return false;
+            }
+        }
+        return true;
+    }
+    if (*after == '.') return fact_walk(v, after + 1, f, where, wn);
+    if (fact_type_ok(f, v)) return true;
+    snprintf(where, wn, "%s", f->path);
+    return false;
+}
+
+/* The facts the table describes, and what their values may say: no file name is a path, a
+ * hash is 64 hex digits, a skipped read sample has no figure and a taken one has. */
+static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
+    char where[160] = "";
+    for (size_t i = 0; i < receipt_fact_field_count; i++) {
+        const receipt_fact_field *f = &receipt_fact_fields[i];
+        if (!fact_walk(r, f->path, f, where, sizeof where)) {
+            snprintf(err, err_n, "field check failed: '%s' has the wrong type", where);
+            return PACER_ERR_FORMAT;
+        }
+    }
+    size_t i;
+    json_t *h;
+    json_array_foreach(receipt_fact_get(r, "model.checkpoint_hashes"), i, h) {
+        /* attested by a manifest: the hash alone; managed: {file, sha256} */
+        const char *file = json_get_str(h, "file", "");
+        const char *sha = json_is_string(h) ? json_string_value(h) : json_get_str(h, "sha256", "");
+        if (strchr(file, '/') || strchr(file, '\\')) {
+            snprintf(err, err_n, "privacy check failed: checkpoint file %zu is named by a path", i);
+            return PACER_ERR_FORMAT;
+        }
+        if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
+            snprintf(err, err_n, "field check failed: checkpoint file %zu has no SHA-256", i);
+            return PACER_ERR_FORMAT;
+        }
+    }
+    json_t *rs = receipt_fact_get(r, "hardware.volume.read_sample");
+    if (json_is_object(rs)) {
+        bool skipped = json_object_get(rs, "skipped") != NULL;
+        bool figure = json_is_number(json_object_get(rs, "gb_per_s"));
+        if (skipped == figure || !json_is_string(json_object_get(rs, "method"))) {
+            snprintf(err, err_n, "field check failed: a read sample has either a figure and a method, or a reason "
+                                 "it was skipped");
+            return PACER_ERR_FORMAT;
+        }
+    }
+    return PACER_OK;
+}
+
 static bool *flag_at(attempt_sample *s, size_t off) { return (bool *)((char *)s + off); }
 static const bool *cflag_at(const attempt_sample *s, size_t off) { return (const bool *)((const char *)s + off); }
 
@@ -234,6 +354,7 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
         bool ok = v && (f->type == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == f->type);
         if (!ok) VFAIL("field check failed: '%s' is missing or has the wrong type", f->name);
     }
+    if ((rc = facts_validate(r, err, err_n))) goto out;
     if (json_integer_value(json_object_get(r, "schema_version")) != RECEIPT_SCHEMA_VERSION)
         VFAIL("schema check failed: unknown schema_version");
     json_t *js = json_object_get(r, "suite");

@@ -50,6 +50,28 @@ typedef struct receipt_top_field {
 extern const receipt_top_field receipt_top_fields[];
 extern const size_t receipt_top_field_count;
 
+/* A fact below the top level, e.g. "model.checkpoint_format" or
+ * "hardware.volume.read_sample.method": its dotted path ("[]" stands for every element of an
+ * array), the JSON type it must have where present (JSON_TRUE: a boolean; JSON_REAL: any
+ * number), whether it may be null, a label for the inspector (NULL: not shown on its own
+ * line) and what it means. Absent facts are allowed (attached runs, older receipts); a
+ * present one must match. */
+typedef struct receipt_fact_field {
+    const char *path;
+    json_type type;
+    bool nullable;
+    const char *label;
+    const char *doc;
+} receipt_fact_field;
+
+extern const receipt_fact_field receipt_fact_fields[];
+extern const size_t receipt_fact_field_count;
+
+/* The entry for `path`; NULL when the table has none. */
+const receipt_fact_field *receipt_fact_find(const char *path);
+/* The value at a dotted `path` without "[]" below `r`; NULL when absent. */
+json_t *receipt_fact_get(const json_t *r, const char *path);
+
 /* Sample -> attempt object (new reference), with the attempt's place in its cell. */
 json_t *receipt_attempt_to_json(const attempt_sample *s, int index, bool warmup, bool has_seed, int64_t seed);
 /* Attempt object -> sample. Checks the type of every field; `err` names the first bad one. */

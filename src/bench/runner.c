@@ -68,15 +68,17 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_object_set_new(r, "suite", json_pack("{s:s,s:i,s:i,s:s,s:b}", "id", s->id, "version", s->version,
                                               "rule_version", s->rule_version, "digest", s->digest, "standard", standard));
     json_t *hashes = m ? json_deep_copy(m->checkpoint_hashes) : json_array();
-    if (!m && o->checkpoint_sha256)
-        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_file ? o->checkpoint_file : "unknown",
-                                                "sha256", o->checkpoint_sha256));
+    for (size_t i = 0; !m && i < o->n_checkpoint_files; i++)
+        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_files[i].file, "sha256",
+                                                o->checkpoint_files[i].sha256));
     const char *revision = m ? m->revision : o->revision ? o->revision : "unknown";
     const char *revision_source = m ? "attested" : o->revision ? "cache-snapshot" : "unknown";
     json_object_set_new(r, "model", json_pack("{s:o,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id),
                                               "served_model_id", o->served_model ? json_string(o->served_model) : json_null(),
                                               "revision", revision, "revision_source", revision_source,
                                               "checkpoint_hashes", hashes, "publishable", !o->local_model));
+    if (!m && o->checkpoint_format)
+        json_object_set_new(json_object_get(r, "model"), "checkpoint_format", json_string(o->checkpoint_format));
     if (o->local_model) json_array_append_new(unranked, json_string("local model: unpublishable"));
     json_object_set_new(r, "engine_version", o->engine_version ? json_string(o->engine_version) : json_null());
     json_object_set_new(r, "python_version", o->python_version ? json_string(o->python_version) : json_null());

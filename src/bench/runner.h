@@ -20,6 +20,13 @@
 typedef void (*runner_progress_fn)(void *ctx, int cell, int n_cells, const char *workload, const char *setting,
                                    int index, int reps, bool warmup, const attempt_sample *s);
 
+/* One weight file of the checkpoint a managed run loaded: its name inside the checkpoint
+ * (never a path) and its sha256. */
+typedef struct runner_checkpoint_file {
+    const char *file;
+    const char *sha256;
+} runner_checkpoint_file;
+
 typedef struct runner_options {
     const suite *suite;
     const char *server_url;     /* base URL of the server */
@@ -34,8 +41,9 @@ typedef struct runner_options {
     /* Managed runs know the checkpoint themselves (NULL/false when attached). */
     const char *run_id;         /* NULL: a new one */
     const char *revision;       /* snapshot loaded; NULL: unknown (or from the manifest) */
-    const char *checkpoint_file;   /* file name only, never a path */
-    const char *checkpoint_sha256;
+    const char *checkpoint_format; /* "gguf" | "hf-dir" (model.checkpoint_format); NULL: not recorded */
+    const runner_checkpoint_file *checkpoint_files; /* each weight file: name and sha256 */
+    size_t n_checkpoint_files;
     bool local_model;           /* a local path: the receipt is unpublishable */
     const char *engine_version; /* managed: the engine's version */
     const char *python_version; /* managed: "none" for engines without Python */

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "base/sha256.h"
 #include "base/fileio.h"
 #include "cli/cli.h"
 #include "cli/demo.h"
@@ -21,6 +20,32 @@ static void print_log_tail(const char *log_path) {
     if (launch_log_tail(log_path, 15, &tail) == PACER_OK && tail.len)
         fprintf(stderr, "--- last lines of the engine log (%s) ---\n%s\n---\n", log_path, tail.data);
     buf_free(&tail);
+}
+
+/* The hardware facts, probed before the engine starts: the volume of the largest weight
+ * file and, unless --no-read-sample, its uncached read sample (which has to come before
+ * the engine or the hash reads the file). A sample the probe refuses is recorded as
+ * skipped, with its reason; it never fails the run. */
+static int probe_hardware(managed_run *m, const managed_args *a) {
+    char sample_path[PATH_MAX + 260];
+    if (!launch_model_file_path(&m->model, m->model.largest, sample_path, sizeof sample_path)) {
+        cli_error("model path too long");
+        return 1;
+    }
+    probe_options po = {.model_path = sample_path, .read_sample = !a->no_read_sample};
+    if (probe_collect(&po, &m->hardware) != PACER_OK || !m->hardware) {
+        cli_error("cannot collect the hardware facts: out of memory");
+        return 1;
+    }
+    json_object_set_new(m->hardware, "source", json_string("probed"));
+    json_t *rs = json_object_get(json_object_get(m->hardware, "volume"), "read_sample");
+    if (json_is_string(json_object_get(rs, "skipped")))
+        fprintf(stderr, "pacer: read sample of %s skipped: %s\n", m->model.files[m->model.largest].name,
+                json_string_value(json_object_get(rs, "skipped")));
+    else if (json_is_object(rs))
+        fprintf(stderr, "pacer: read sample of %s: %.2f GB/s uncached (%s)\n", m->model.files[m->model.largest].name,
+                json_number_value(json_object_get(rs, "gb_per_s")), json_string_value(json_object_get(rs, "method")));
+    return 0;
 }
 
 int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atomic_t *cancel) {
@@ -40,21 +65,26 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
         }
         spec = demo_path;
     }
-    if (launch_model_resolve(spec, false, &m->model, err, sizeof err)) {
+    if (launch_model_resolve(spec, m->adapter, &m->model, err, sizeof err)) {
         cli_error("%s", err);
         return 1;
     }
-    /* the drafter is settled (or refused) before anything is hashed or started */
+    /* the drafter is settled (or refused) before anything is read, hashed or started */
     if (launch_drafter_choose(m->adapter, a->drafter, a->serial, &m->model, &m->drafter, err, sizeof err)) {
         cli_error("%s", err);
         return 1;
     }
     if (m->drafter.serial_override) fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", a->drafter);
-    pacer_err hrc = sha256_file_hex(m->model.path, m->model.sha256);
-    if (hrc) {
-        cli_error("cannot read model %s: %s", m->model.file_name, pacer_strerror(hrc));
+    if (probe_hardware(m, a)) return 1;
+    if (*cancel) goto cancelled;
+    if (m->model.weight_bytes > (1ull << 30))
+        fprintf(stderr, "pacer: hashing %zu weight file%s (%.1f GB)\n", m->model.n_files, m->model.n_files == 1 ? "" : "s",
+                (double)m->model.weight_bytes / 1e9);
+    if (launch_model_hash(&m->model, err, sizeof err)) {
+        cli_error("%s", err);
         return 1;
     }
+    if (*cancel) goto cancelled;
     snprintf(m->served_name, sizeof m->served_name, "%s", m->model.repo[0] ? m->model.repo : m->model.file_name);
 
     const char *home = path_home();
@@ -95,19 +125,26 @@ int managed_begin(managed_run *m, const managed_args *a, const volatile sig_atom
     if (r == LAUNCH_READY) return 0;
     if (r == LAUNCH_CANCELLED) {
         managed_end(m, false);
-        fprintf(stderr, "pacer: cancelled during start-up; nothing saved\n");
-        return 130;
+        goto cancelled;
     }
     if (r == LAUNCH_DIED) cli_error("the engine exited before it was ready");
     else cli_error("the engine was not ready after %.0f s (--startup-timeout S to wait longer)", timeout);
     managed_end(m, false);
     print_log_tail(m->log_path);
     return 1;
+cancelled:
+    fprintf(stderr, "pacer: cancelled during start-up; nothing saved\n");
+    return 130;
 }
 
 void managed_end(managed_run *m, bool now) {
     if (m->server.pid > 0) launch_server_stop(&m->server, now ? 0 : 10);
     managed_engine_pgid = 0;
+}
+
+void managed_free(managed_run *m) {
+    json_decref(m->hardware);
+    m->hardware = NULL;
 }
 
 void managed_kill_now(void) {

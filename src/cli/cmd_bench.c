@@ -158,7 +158,13 @@ static int parse_count(const char *s, int lo, int hi) {
 static const char bench_usage[] =
     "usage: pacer bench [MODEL] [--engine builtin|llama.cpp|vllm|sglang|mlx] [--engine-bin PATH]\n"
     "                   [--drafter auto|none|PATH|REPO] [--serial] [--startup-timeout S] [--threads N]\n"
-    "         MODEL: a GGUF file, a directory, or a Hugging Face repo id in the local cache;\n""         --drafter auto (default) passes ORG/NAME-drafter when the model is a cached repo\n"
+    "                   [--no-read-sample]\n"
+    "         MODEL: a GGUF file, a directory, or a Hugging Face repo id in the local cache, as the\n"
+    "         engine loads it: builtin and llama.cpp a GGUF file (or the one .gguf of a directory or\n"
+    "         snapshot); vllm, sglang and mlx a checkpoint directory (config.json + *.safetensors);\n"
+    "         before the engine starts, up to 2 GB of the (largest) weight file is read uncached and\n"
+    "         its GB/s recorded (--no-read-sample: not taken);\n"
+    "         --drafter auto (default) passes ORG/NAME-drafter when the model is a cached repo\n"
     "         and that repo is cached too; a path or REPO names one; --serial turns drafting off\n"
     "         none: the demo (a small synthesized model on the builtin engine)\n"
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
@@ -181,6 +187,7 @@ int cmd_bench(int argc, char **argv) {
         {"engine", required_argument, 0, 'E'}, {"engine-bin", required_argument, 0, 'B'},
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
+        {"no-read-sample", no_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
@@ -203,6 +210,7 @@ int cmd_bench(int argc, char **argv) {
         case 'B': ma.engine_bin = optarg; break;
         case 'D': ma.drafter = optarg; break;
         case 'L': ma.serial = true; break;
+        case 'R': ma.no_read_sample = true; break;
         case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
         case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
         case 'h': fputs(bench_usage, stdout); return 0;
@@ -231,6 +239,7 @@ int cmd_bench(int argc, char **argv) {
     managed_run mr;
     memset(&mr, 0, sizeof mr);
     json_t *hardware = NULL;
+    runner_checkpoint_file *checkpoint_files = NULL;
     runner_result res = {0};
     char run_id[40];
     int status = 1;
@@ -243,9 +252,12 @@ int cmd_bench(int argc, char **argv) {
             status = (bench_signal == SIGTERM || bench_signal == SIGHUP) ? 128 + bench_signal : st;
             goto out;
         }
-        probe_options po = {.model_path = mr.model.path};
-        if (probe_collect(&po, &hardware) == PACER_OK && hardware)
-            json_object_set_new(hardware, "source", json_string("probed"));
+        hardware = mr.hardware; /* probed before the engine started, read sample included */
+        mr.hardware = NULL;
+        checkpoint_files = calloc(mr.model.n_files, sizeof *checkpoint_files);
+        if (!checkpoint_files) { cli_error("out of memory"); goto out; }
+        for (size_t i = 0; i < mr.model.n_files; i++)
+            checkpoint_files[i] = (runner_checkpoint_file){mr.model.files[i].name, mr.model.files[i].sha256};
         o.server_url = mr.url;
         o.served_model = mr.served_name;
         o.public_id = mr.model.repo[0] ? mr.model.repo : mr.model.file_name;
@@ -264,8 +276,9 @@ int cmd_bench(int argc, char **argv) {
         o.hardware = hardware;
         o.run_id = run_id;
         o.revision = mr.model.revision[0] ? mr.model.revision : NULL;
-        o.checkpoint_file = mr.model.file_name;
-        o.checkpoint_sha256 = mr.model.sha256;
+        o.checkpoint_format = launch_format_name(mr.model.format);
+        o.checkpoint_files = checkpoint_files;
+        o.n_checkpoint_files = mr.model.n_files;
         o.local_model = mr.model.local;
         o.drafter_passed = mr.drafter.pass;
         o.drafter_id = mr.drafter.pass && mr.drafter.public_id[0] ? mr.drafter.public_id : NULL;
@@ -337,6 +350,8 @@ int cmd_bench(int argc, char **argv) {
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
 out:
     managed_end(&mr, false);
+    managed_free(&mr);
+    free(checkpoint_files);
     json_decref(hardware);
     json_decref(res.receipt);
     json_decref(res.drafts);

@@ -5,30 +5,39 @@
 #include <string.h>
 
 const launch_adapter launch_adapters[] = {
-    {.name = "builtin", .backend = "cpu", .default_bin = "{self}",
+    {.name = "builtin", .backend = "cpu", .default_bin = "{self}", .loads = LAUNCH_FORMAT_GGUF,
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}"},
      .no_cache_args = {"--no-prompt-cache"}, .drafter_args = {"--drafter", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
-    {.name = "llama.cpp", .backend = "auto", .default_bin = "llama-server",
+    {.name = "llama.cpp", .backend = "auto", .default_bin = "llama-server", .loads = LAUNCH_FORMAT_GGUF,
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}"},
      .no_cache_args = {"--cache-reuse", "0"}, .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
-    {.name = "vllm", .backend = "cuda", .default_bin = "vllm",
+    {.name = "vllm", .backend = "cuda", .default_bin = "vllm", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
      .no_cache_args = {"--no-enable-prefix-caching"},
      .drafter_args = {"--speculative-config", "{\"model\":\"{drafter}\",\"num_speculative_tokens\":4}"}, .takes_drafter = true,
      .ready_path = "/health", .python = true},
-    {.name = "sglang", .backend = "cuda", .default_bin = "python3",
+    {.name = "sglang", .backend = "cuda", .default_bin = "python3", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"-m", "sglang.launch_server", "--model-path", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
      .no_cache_args = {"--disable-radix-cache"},
      .drafter_args = {"--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "{drafter}"}, .takes_drafter = true,
      .ready_path = "/health", .python = true},
-    {.name = "mlx", .backend = "mlx", .default_bin = "mlx_lm.server",
+    {.name = "mlx", .backend = "mlx", .default_bin = "mlx_lm.server", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}"},
      .no_cache_args = {"--prompt-cache-size", "0"}, .drafter_args = {"--draft-model", "{drafter}"}, .takes_drafter = true,
      .ready_path = "/v1/models", .python = true},
     {0},
 };
+
+const char *launch_format_name(launch_format f) {
+    return f == LAUNCH_FORMAT_HF_DIR ? "hf-dir" : "gguf";
+}
+
+const char *launch_format_needs(launch_format f) {
+    return f == LAUNCH_FORMAT_HF_DIR ? "a Hugging Face checkpoint directory (config.json plus *.safetensors or *.bin)"
+                                     : "a GGUF file";
+}
 
 const launch_adapter *launch_adapter_find(const char *name) {
     for (const launch_adapter *a = launch_adapters; a->name; a++)

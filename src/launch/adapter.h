@@ -9,6 +9,18 @@
 
 #define ADAPTER_ARGS_MAX 24
 
+/* What an engine loads as its model; model resolution follows it. */
+typedef enum launch_format {
+    LAUNCH_FORMAT_GGUF = 0,   /* one .gguf file */
+    LAUNCH_FORMAT_HF_DIR = 1, /* a Hugging Face checkpoint directory: config.json plus weight
+                               * files (*.safetensors, else *.bin) */
+} launch_format;
+
+/* "gguf" or "hf-dir": the name the receipt records (model.checkpoint_format). */
+const char *launch_format_name(launch_format f);
+/* What an engine of format `f` needs, for messages ("a GGUF file", ...). */
+const char *launch_format_needs(launch_format f);
+
 /* Placeholders in argument templates, replaced when the command line is built:
  * {bin} {model} {host} {port} {name} {drafter} {threads}. An argument whose only content
  * is a placeholder with no value is dropped together with the flag just before it. */
@@ -16,6 +28,7 @@ typedef struct launch_adapter {
     const char *name;           /* --engine NAME */
     const char *backend;        /* recorded backend when the adapter decides it */
     const char *default_bin;    /* executable; "{self}" means pacer's own binary */
+    launch_format loads;        /* what {model} is: a GGUF file or a checkpoint directory */
     const char *args[ADAPTER_ARGS_MAX];          /* argv[1..]; NULL-terminated */
     const char *no_cache_args[4];                /* appended: disable prompt reuse */
     const char *drafter_args[4];                 /* appended with a drafter; {0} none */

@@ -1,7 +1,7 @@
 /* disk.c - the volume that holds the model (capacity, free space) and the uncached read
  * sample: the model file read with O_DIRECT, or after posix_fadvise(DONTNEED) where the
  * file system refuses O_DIRECT, so the figure is the device's and not the page cache's; where
- * the pages cannot be dropped (tmpfs) there is no sample at all. */
+ * the pages cannot be dropped (tmpfs) there is no figure, only the reason. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -48,7 +48,11 @@ static double cached_fraction(int fd, uint64_t len) {
     return frac;
 }
 
-pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_read_sample *out) {
+/* The sample itself; *why (when not NULL) gets the reason token of a refusal or failure. */
+static pacer_err read_sample_take(const char *path, uint64_t max_bytes, probe_read_sample *out, const char **why) {
+    const char *unused;
+    if (!why) why = &unused;
+    *why = "cannot-read";
     pacer_err rc = PACER_OK;
     void *block = NULL;
     if (!path || !out) return PACER_ERR_ARG;
@@ -59,13 +63,17 @@ pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_rea
         out->method = "fadvise";
         fd = open(path, O_RDONLY | O_CLOEXEC);
     }
-    if (fd < 0) return errno == ENOENT ? PACER_ERR_NOT_FOUND : PACER_ERR_IO;
+    if (fd < 0) {
+        if (errno == ENOENT) *why = "not-found";
+        return errno == ENOENT ? PACER_ERR_NOT_FOUND : PACER_ERR_IO;
+    }
     /* dirty pages are written back first: an O_DIRECT read would wait for them, and
      * posix_fadvise cannot drop them; neither belongs in the figure */
     fdatasync(fd);
     /* memory file systems take O_DIRECT (tmpfs since Linux 6.6) but have no device behind */
     struct statfs sf;
     if (fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)) {
+        *why = "memory-file-system";
         rc = PACER_ERR_STATE;
         goto out;
     }
@@ -77,11 +85,13 @@ pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_rea
         /* pages that stayed would give a memory figure under a disk's name: no sample
          * rather than a cached one */
         if (cached_fraction(fd, len) > 0.01) {
+            *why = "pages-stay-cached";
             rc = PACER_ERR_STATE;
             goto out;
         }
     }
     if (posix_memalign(&block, SAMPLE_ALIGN, SAMPLE_BLOCK) != 0) {
+        *why = "no-memory";
         rc = PACER_ERR_NOMEM;
         goto out;
     }
@@ -105,4 +115,21 @@ out:
     free(block);
     close(fd);
     return rc;
+}
+
+pacer_err probe_read_sample_take(const char *path, uint64_t max_bytes, probe_read_sample *out) {
+    return read_sample_take(path, max_bytes, out, NULL);
+}
+
+json_t *probe_read_sample_json(const char *path, uint64_t max_bytes) {
+    probe_read_sample rs = {0};
+    const char *why = NULL;
+    pacer_err rc = read_sample_take(path, max_bytes, &rs, &why);
+    if (rc == PACER_OK && (rs.bytes == 0 || rs.seconds <= 0)) {
+        rc = PACER_ERR_STATE;
+        why = rs.bytes == 0 ? "empty-file" : "too-fast-to-time";
+    }
+    if (rc) return json_pack("{s:n, s:n, s:n, s:s, s:s}", "bytes", "seconds", "gb_per_s", "method", "none", "skipped", why);
+    return json_pack("{s:I, s:f, s:f, s:s}", "bytes", (json_int_t)rs.bytes, "seconds", rs.seconds, "gb_per_s",
+                     (double)rs.bytes / rs.seconds / 1e9, "method", rs.method);
 }

@@ -93,15 +93,8 @@ static json_t *volume_section(const probe_options *opt) {
     json_t *v = json_pack("{s:o, s:o, s:s}", "capacity_bytes", ok ? json_integer((json_int_t)cap) : json_null(),
                           "free_bytes", ok ? json_integer((json_int_t)avail) : json_null(), "source",
                           probe_source_name(ok ? PROBE_SOURCE_PROBED : PROBE_SOURCE_UNKNOWN));
-    if (opt->read_sample && opt->model_path) {
-        probe_read_sample rs;
-        json_t *sample = json_null();
-        if (probe_read_sample_take(opt->model_path, opt->read_sample_max, &rs) == PACER_OK && rs.bytes > 0 &&
-            rs.seconds > 0)
-            sample = json_pack("{s:I, s:f, s:f, s:s}", "bytes", (json_int_t)rs.bytes, "seconds", rs.seconds,
-                               "gb_per_s", (double)rs.bytes / rs.seconds / 1e9, "method", rs.method);
-        json_object_set_new(v, "read_sample", sample);
-    }
+    if (opt->read_sample && opt->model_path)
+        json_object_set_new(v, "read_sample", probe_read_sample_json(opt->model_path, opt->read_sample_max));
     return v;
 }
 

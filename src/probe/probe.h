@@ -47,7 +47,7 @@ typedef struct probe_options {
  *    "os":     {"name", "version", "kernel", "source"},
  *    "power":  {"state": "ac"|"battery"|"ac-only"|"unknown", "source"},
  *    "volume": {"capacity_bytes", "free_bytes", "source",
- *               "read_sample": {"bytes", "seconds", "gb_per_s", "method"}   (when asked)},
+ *               "read_sample": see probe_read_sample_json()   (when asked)},
  *    "gpus":   [{"vendor", "name", "memory_bytes", "memory": "dedicated"|"unified",
  *                "driver_version", "compute_capability", "power_limit_w",
  *                "max_sm_clock_mhz", "max_memory_clock_mhz", "compute_units"}, ...],
@@ -56,6 +56,16 @@ typedef struct probe_options {
  * redact.h): nothing outside the allowlist, nothing identifying. Returns PACER_OK even
  * when every section is unknown; an error only for a bad argument or no memory. */
 pacer_err probe_collect(const probe_options *opt, json_t **out);
+
+/* The uncached read sample of the file at `path` (up to `max_bytes`; 0: 2 GB), as a receipt
+ * records it (new reference): {"bytes", "seconds", "gb_per_s", "method": "o_direct" |
+ * "fadvise"}, or, when no honest figure can be taken, the same keys null with "method":
+ * "none" and "skipped": the reason ("memory-file-system" for tmpfs/ramfs, "pages-stay-cached"
+ * when posix_fadvise cannot drop them, "not-found", "cannot-read", "empty-file", "no-memory",
+ * "too-fast-to-time"). Never fails: a sample that cannot be taken is a skipped one (NULL
+ * only when out of memory). Reads the file: take it before anything else (an engine, a
+ * hash) has, so that O_DIRECT is not the only thing keeping the cache out. */
+json_t *probe_read_sample_json(const char *path, uint64_t max_bytes);
 
 /* Power state, as the runner watches it. */
 typedef enum probe_power {

@@ -53,6 +53,7 @@ static const struct {
     {"volume.read_sample.seconds", REDACT_NUM},
     {"volume.read_sample.gb_per_s", REDACT_NUM},
     {"volume.read_sample.method", REDACT_TOKEN},
+    {"volume.read_sample.skipped", REDACT_TOKEN},
     {"gpus", REDACT_OBJECTS},
     {"gpus[].vendor", REDACT_TOKEN},
     {"gpus[].name", REDACT_NAME},

@@ -1,7 +1,8 @@
 #!/bin/sh
 # managed.sh - `pacer bench MODEL` starting its own engine: each adapter's command line
 # (through a fake engine that records its argv), start-up failures with the log's tail,
-# model resolution from a Hugging Face cache layout, and signals: Ctrl-C during start-up,
+# model resolution from a Hugging Face cache layout (GGUF and HF-format checkpoints, each
+# for the engines that load it), the uncached read sample, and signals: Ctrl-C during start-up,
 # once during a run, SIGTERM and SIGHUP — with no engine process left behind.
 . tests/lib.sh
 FAKE="$PWD/tests/tools/fake_engine.py"
@@ -37,32 +38,36 @@ if not ok: print("argv:", got, "\nwant:", want)
 sys.exit(0 if ok else 1)
 PY
 }
+# a Hugging Face checkpoint directory, as vllm, sglang and mlx load it
+CKPT="$TMP/ckpt"; mkdir -p "$CKPT"; echo '{"model_type":"llama"}' > "$CKPT/config.json"
+head -c 8192 /dev/urandom > "$CKPT/model.safetensors"
 DRAFT_GGUF="$TMP/draft.gguf"; head -c 1024 /dev/urandom > "$DRAFT_GGUF"
 DRAFT_DIR="$TMP/draftdir"; mkdir -p "$DRAFT_DIR"; head -c 1024 /dev/urandom > "$DRAFT_DIR/d-q8_0.gguf"
 VLLM_SPEC="{\"model\":\"$DRAFT_DIR\",\"num_speculative_tokens\":4}"
 for engine in builtin llama.cpp vllm sglang mlx; do
+  case $engine in builtin|llama.cpp) model=$MODEL ;; *) model=$CKPT ;; esac
   case $engine in
     builtin) base="serve $MODEL --host 127.0.0.1 --port PORT --name tiny.gguf"; nocache="--no-prompt-cache"
              drafter=$DRAFT_GGUF; dflags="--drafter $DRAFT_GGUF" ;;
     llama.cpp) base="--model $MODEL --host 127.0.0.1 --port PORT --alias tiny.gguf"; nocache="--cache-reuse 0"
              drafter=$DRAFT_DIR; dflags="--model-draft $DRAFT_DIR/d-q8_0.gguf" ;;
-    vllm) base="serve $MODEL --host 127.0.0.1 --port PORT --served-model-name tiny.gguf"; nocache="--no-enable-prefix-caching"
+    vllm) base="serve $CKPT --host 127.0.0.1 --port PORT --served-model-name ckpt"; nocache="--no-enable-prefix-caching"
              drafter=$DRAFT_DIR; dflags="--speculative-config" ;;
-    sglang) base="-m sglang.launch_server --model-path $MODEL --host 127.0.0.1 --port PORT --served-model-name tiny.gguf"
+    sglang) base="-m sglang.launch_server --model-path $CKPT --host 127.0.0.1 --port PORT --served-model-name ckpt"
              nocache="--disable-radix-cache"; drafter=$DRAFT_DIR
              dflags="--speculative-algorithm EAGLE --speculative-draft-model-path $DRAFT_DIR" ;;
-    mlx) base="--model $MODEL --host 127.0.0.1 --port PORT"; nocache="--prompt-cache-size 0"
+    mlx) base="--model $CKPT --host 127.0.0.1 --port PORT"; nocache="--prompt-cache-size 0"
              drafter=$DRAFT_DIR; dflags="--draft-model $DRAFT_DIR" ;;
   esac
   : > "$FAKE_ENGINE_ARGV"; rm -f "$FAKE_ENGINE_PIDFILE"
-  "$PACER" bench "$MODEL" --engine "$engine" --engine-bin "$FAKE" $SHORT --output "$TMP/r-$engine.json" >"$TMP/out" 2>&1
-  rc=$?
+  "$PACER" bench "$model" --engine "$engine" --engine-bin "$FAKE" $SHORT --output "$TMP/r-$engine.json" >"$TMP/out" 2>&1
+  rc=$?; cp "$TMP/out" "$TMP/out-$engine"
   # the expected command lines are split on blanks on purpose
   if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" $base $nocache && group_gone; then
     pass "adapter $engine: argv with the cache-disabling flags, run complete, engine stopped"
   else fail "adapter $engine" "rc=$rc"; cat "$TMP/out"; fi
   : > "$FAKE_ENGINE_ARGV"; rm -f "$FAKE_ENGINE_PIDFILE"
-  "$PACER" bench "$MODEL" --engine "$engine" --engine-bin "$FAKE" --drafter "$drafter" $SHORT \
+  "$PACER" bench "$model" --engine "$engine" --engine-bin "$FAKE" --drafter "$drafter" $SHORT \
     --output "$TMP/rd-$engine.json" >"$TMP/out" 2>&1
   rc=$?
   if [ "$engine" = vllm ]; then set -- $base $nocache $dflags "$VLLM_SPEC"; else set -- $base $nocache $dflags; fi
@@ -111,6 +116,61 @@ assert m["checkpoint_hashes"][0]["file"] == "tiny.gguf" and len(m["checkpoint_ha
 assert "/" not in json.dumps(m["checkpoint_hashes"])
 PY
 check "managed receipt names no local path" sh -c "! grep -q '$TMP' '$TMP/r-builtin.json'"
+python3 - "$TMP/r-vllm.json" <<'PY' && pass "hf-dir receipt: every weight file by name + sha256, local directory unpublishable" || fail "hf-dir receipt fields"
+import json, sys
+m = json.load(open(sys.argv[1]))["model"]
+assert m["checkpoint_format"] == "hf-dir" and m["id"] == "ckpt" and m["publishable"] is False, m
+assert [h["file"] for h in m["checkpoint_hashes"]] == ["model.safetensors"], m
+assert len(m["checkpoint_hashes"][0]["sha256"]) == 64
+PY
+check "hf-dir receipt names no local path" sh -c "! grep -q '$TMP' '$TMP/r-vllm.json'"
+
+# the uncached read sample: taken before the engine starts, recorded with its method (or
+# with the reason it was skipped: tmpfs, pages that stay cached); its figure is never judged
+read_sample() { # RECEIPT: prints "figure METHOD", "skipped REASON" or "absent"
+  python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))["hardware"]["volume"]
+s = v.get("read_sample")
+if s is None: print("absent")
+elif "skipped" in s: assert s["gb_per_s"] is None and s["method"] == "none"; print("skipped", s["skipped"])
+else: assert s["gb_per_s"] > 0 and s["bytes"] == 4096 and s["seconds"] > 0; print("figure", s["method"])' "$1"
+}
+rs=$(read_sample "$TMP/r-builtin.json")
+echo "read sample of the GGUF: $rs"
+case $rs in "figure o_direct"|"figure fadvise"|"skipped memory-file-system"|"skipped pages-stay-cached") pass "managed run: the receipt has the read sample with its method, or why it was skipped" ;;
+  *) fail "managed run read sample" "$rs" ;; esac
+check "inspect shows the read sample" sh -c "'$PACER' bench inspect '$TMP/r-builtin.json' | grep -q '^read sample  *[0-9s]'"
+check "inspect shows the checkpoint's weight files" sh -c "'$PACER' bench inspect '$TMP/r-vllm.json' | grep -q '^checkpoint  *hf-dir, 1 weight file: model.safetensors'"
+check "hf-dir: the read sample is of the weight file, before the engine starts" \
+  sh -c "grep -A1 'read sample of model.safetensors' '$TMP/out-vllm' | grep -q 'starting vllm'"
+"$PACER" bench "$MODEL" --engine-bin "$FAKE" --no-read-sample $SHORT --output "$TMP/nrs.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(read_sample "$TMP/nrs.json")" = absent ] && ! "$PACER" bench inspect "$TMP/nrs.json" | grep -q '^read sample'; then
+  pass "--no-read-sample: no read sample taken, recorded or shown"; else fail "--no-read-sample" "rc=$rc"; cat "$TMP/out"; fi
+# on a file system in memory the probe refuses: the run goes on and records why
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && SHM=$(mktemp -d /dev/shm/pacer-managed.XXXXXX); then
+  cp "$MODEL" "$SHM/shm.gguf"
+  "$PACER" bench "$SHM/shm.gguf" --engine-bin "$FAKE" $SHORT --output "$TMP/shm.json" >"$TMP/out" 2>&1
+  rc=$?
+  rs=$(read_sample "$TMP/shm.json"); rm -rf "$SHM"
+  if [ $rc -eq 0 ] && [ "$rs" = "skipped memory-file-system" ] && grep -q "read sample of shm.gguf skipped: memory-file-system" "$TMP/out"; then
+    pass "tmpfs: the read sample is skipped with its reason, the run completes"; else fail "read sample on tmpfs" "rc=$rc $rs"; cat "$TMP/out"; fi
+else skip "read sample on tmpfs" "/dev/shm is not tmpfs"; fi
+# the validator holds the facts to their field table: a path as a file name, a sample with
+# both a figure and a reason
+python3 - "$TMP/r-builtin.json" "$TMP" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = json.loads(json.dumps(r)); bad["model"]["checkpoint_hashes"][0]["file"] = sys.argv[2] + "/tiny.gguf"
+json.dump(bad, open(sys.argv[2] + "/bad-path.json", "w"))
+bad = json.loads(json.dumps(r)); bad["hardware"]["volume"]["read_sample"] = {"bytes": 1, "seconds": 1.0, "gb_per_s": 1e-9, "method": "o_direct", "skipped": "pages-stay-cached"}
+json.dump(bad, open(sys.argv[2] + "/bad-sample.json", "w"))
+bad = json.loads(json.dumps(r)); bad["model"]["checkpoint_format"] = 3
+json.dump(bad, open(sys.argv[2] + "/bad-format.json", "w"))
+PY
+check "inspect refuses a checkpoint file named by a path" sh -c "'$PACER' bench inspect '$TMP/bad-path.json' 2>&1 | grep -q 'privacy check failed'"
+check "inspect refuses a read sample with a figure and a reason" sh -c "'$PACER' bench inspect '$TMP/bad-sample.json' 2>&1 | grep -q 'field check failed: a read sample'"
+check "inspect refuses a fact of the wrong type" sh -c "'$PACER' bench inspect '$TMP/bad-format.json' 2>&1 | grep -q \"field check failed: 'model.checkpoint_format'\""
 check "inspect shows a managed receipt" sh -c "'$PACER' bench inspect '$TMP/r-builtin.json' | grep -q 'mode *managed'"
 
 # the builtin engine for real: pacer serve on a synthetic checkpoint
@@ -170,6 +230,47 @@ HF_HUB_CACHE="$TMP/hf" "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter so
 rc=$?
 if [ $rc -eq 1 ] && grep -q "pacer pull some-org/absent-drafter" "$TMP/out" && [ ! -s "$FAKE_ENGINE_ARGV" ]; then
   pass "--drafter REPO not cached: exit 1 with the pull hint, nothing started"; else fail "uncached drafter repo" "rc=$rc"; cat "$TMP/out"; fi
+
+# a Hugging Face format repo in the cache: vllm is given its snapshot directory; the builtin
+# engine (GGUF only) refuses it by name and starts nothing; and the other way round
+H=fedcba9876543210fedcba9876543210fedcba98
+HR="$TMP/hf/models--some-org--tiny-hf"
+mkdir -p "$HR/blobs" "$HR/snapshots/$H" "$HR/refs"
+echo '{"model_type":"llama"}' > "$HR/blobs/cfg"; head -c 8192 /dev/urandom > "$HR/blobs/w1"
+ln -s ../../blobs/cfg "$HR/snapshots/$H/config.json"; ln -s ../../blobs/w1 "$HR/snapshots/$H/model.safetensors"
+printf '%s' "$H" > "$HR/refs/main"
+: > "$FAKE_ENGINE_ARGV"
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-hf --engine vllm --engine-bin "$FAKE" $SHORT --output "$TMP/hfv.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" serve "$HR/snapshots/$H" --host 127.0.0.1 --port PORT --served-model-name some-org/tiny-hf \
+     --no-enable-prefix-caching &&
+   python3 - "$TMP/hfv.json" "$HR/blobs/w1" "$H" <<'PY'
+import hashlib, json, sys
+m = json.load(open(sys.argv[1]))["model"]
+want = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert m["id"] == "some-org/tiny-hf" and m["revision"] == sys.argv[3] and m["revision_source"] == "cache-snapshot", m
+assert m["publishable"] is True and m["checkpoint_format"] == "hf-dir", m
+assert m["checkpoint_hashes"] == [{"file": "model.safetensors", "sha256": want}], m
+PY
+then pass "vllm on a cached HF-format repo: given the snapshot directory; receipt has revision, weight files by name + sha256"
+else fail "vllm on a cached HF-format repo" "rc=$rc"; cat "$TMP/out"; fi
+check "HF-format receipt names no local path" sh -c "! grep -q '$TMP' '$TMP/hfv.json'"
+: > "$FAKE_ENGINE_ARGV"
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-hf --engine-bin "$FAKE" $SHORT --output "$TMP/hfb.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "engine builtin loads a GGUF file, and some-org/tiny-hf@$H in the cache is a Hugging Face checkpoint without a .gguf file: use --engine vllm, sglang or mlx" "$TMP/out" &&
+   [ ! -s "$FAKE_ENGINE_ARGV" ] && [ ! -e "$TMP/hfb.json" ]; then
+  pass "builtin engine refuses a cached HF-format repo by name; nothing started"; else fail "builtin on an HF-format repo" "rc=$rc"; cat "$TMP/out"; fi
+"$PACER" bench "$CKPT" --engine-bin "$FAKE" $SHORT --output "$TMP/hfb.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "engine builtin loads a GGUF file, and $CKPT is a Hugging Face checkpoint directory" "$TMP/out" &&
+   [ ! -s "$FAKE_ENGINE_ARGV" ] && [ ! -e "$TMP/hfb.json" ]; then
+  pass "builtin engine refuses a local HF checkpoint directory; nothing started"; else fail "builtin on an HF directory" "rc=$rc"; cat "$TMP/out"; fi
+"$PACER" bench "$MODEL" --engine vllm --engine-bin "$FAKE" $SHORT --output "$TMP/hfb.json" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "engine vllm loads a Hugging Face checkpoint directory (config.json plus \*.safetensors or \*.bin), and $MODEL is a single file" "$TMP/out" &&
+   [ ! -s "$FAKE_ENGINE_ARGV" ] && [ ! -e "$TMP/hfb.json" ]; then
+  pass "vllm refuses a GGUF file by name; nothing started"; else fail "vllm on a GGUF file" "rc=$rc"; cat "$TMP/out"; fi
 
 # signals: run pacer in the background, signal it, check exit code, receipt, engine group
 signal_case() { # NAME SIGNAL MODE WAIT_FOR EXPECT_RC RECEIPT(yes|no) [second signal]

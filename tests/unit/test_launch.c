@@ -1,8 +1,10 @@
-/* test_launch.c - engine adapters' command lines, and the lifecycle of a real child
- * process group: start, readiness failure, stop with SIGTERM and with SIGKILL. */
+/* test_launch.c - engine adapters' command lines, model resolution by what each engine
+ * loads, and the lifecycle of a real child process group: start, readiness failure, stop
+ * with SIGTERM and with SIGKILL. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,6 +54,16 @@ Test(adapter, every_engine_has_a_command_line) {
                      "--disable-radix-cache");
     cr_assert_str_eq(argv_of("mlx", NULL, 0), "mlx_lm.server --model /m/x.gguf --host 127.0.0.1 --port 8123 --prompt-cache-size 0");
     cr_assert_null(launch_adapter_find("nope"));
+}
+
+Test(adapter, each_engine_declares_what_it_loads) {
+    static const struct { const char *engine; launch_format loads; } want[] = {
+        {"builtin", LAUNCH_FORMAT_GGUF},   {"llama.cpp", LAUNCH_FORMAT_GGUF}, {"vllm", LAUNCH_FORMAT_HF_DIR},
+        {"sglang", LAUNCH_FORMAT_HF_DIR}, {"mlx", LAUNCH_FORMAT_HF_DIR},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert_eq(launch_adapter_find(want[i].engine)->loads, want[i].loads, "%s", want[i].engine);
+    cr_assert_str_eq(launch_format_name(LAUNCH_FORMAT_HF_DIR), "hf-dir");
 }
 
 Test(launch, startup_timeout_rule) {
@@ -205,4 +217,150 @@ Test(drafter, local_path_is_passed_and_never_public) {
     cr_assert(strstr(d.note, "local path"), "%s", d.note);
     unlink(file);
     rmdir(dir);
+}
+
+/* --- model resolution follows what the engine loads --- */
+
+static void put_file(const char *dir, const char *name, const char *text) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void rm_tree(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(model, gguf_engines_take_a_file_or_the_one_gguf_of_a_directory) {
+    char dir[] = "/tmp/pacer-model-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    put_file(dir, "m-q8_0.gguf", "GGUF....");
+    char file[128];
+    snprintf(file, sizeof file, "%s/m-q8_0.gguf", dir);
+    launch_model m;
+    char err[1024] = "";
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(launch_model_resolve(k ? dir : file, launch_adapter_find(k ? "llama.cpp" : "builtin"), &m, err, sizeof err),
+                     PACER_OK, "%s", err);
+        cr_assert_str_eq(m.path, file);
+        cr_assert_eq(m.format, LAUNCH_FORMAT_GGUF);
+        cr_assert_str_eq(launch_format_name(m.format), "gguf");
+        cr_assert_str_eq(m.file_name, "m-q8_0.gguf");
+        cr_assert_eq(m.n_files, 1);
+        cr_assert_str_eq(m.files[0].name, "m-q8_0.gguf");
+        cr_assert_eq(m.weight_bytes, 8);
+        cr_assert(m.local);
+        cr_assert_str_eq(m.files[0].sha256, "", "resolution hashes nothing");
+    }
+    rm_tree(dir);
+}
+
+Test(model, hf_engines_take_a_checkpoint_directory) {
+    char dir[] = "/tmp/pacer-model-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    put_file(dir, "config.json", "{}");
+    put_file(dir, "model-00002-of-00002.safetensors", "bb");
+    put_file(dir, "model-00001-of-00002.safetensors", "aaaa");
+    put_file(dir, "training_args.bin", "x"); /* safetensors present: .bin files are not weights */
+    put_file(dir, "tokenizer.json", "{}");
+    launch_model m;
+    char err[1024] = "";
+    for (int e = 0; e < 3; e++) {
+        static const char *const engines[] = {"vllm", "sglang", "mlx"};
+        cr_assert_eq(launch_model_resolve(dir, launch_adapter_find(engines[e]), &m, err, sizeof err), PACER_OK, "%s", err);
+        cr_assert_str_eq(m.path, dir, "the directory itself is passed");
+        cr_assert_str_eq(launch_format_name(m.format), "hf-dir");
+        cr_assert_eq(m.n_files, 2);
+        cr_assert_str_eq(m.files[0].name, "model-00001-of-00002.safetensors", "sorted by name");
+        cr_assert_str_eq(m.files[1].name, "model-00002-of-00002.safetensors");
+        cr_assert_eq(m.weight_bytes, 6);
+        cr_assert_eq(m.largest, 0);
+        cr_assert_str_eq(m.file_name, dir + 5); /* the directory's own name */
+    }
+    /* hashing: every weight file once, by name; paths are built from the directory */
+    cr_assert_eq(launch_model_hash(&m, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert_str_eq(m.files[1].sha256, "3b64db95cb55c763391c707108489ae18b4112d783300de38e033b4c98c3deaf"); /* "bb" */
+    char p[600];
+    cr_assert(launch_model_file_path(&m, 1, p, sizeof p));
+    cr_assert(strstr(p, "/model-00002-of-00002.safetensors"));
+    rm_tree(dir);
+}
+
+Test(model, hf_directory_with_bin_weights_only) {
+    char dir[] = "/tmp/pacer-model-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    put_file(dir, "config.json", "{}");
+    put_file(dir, "pytorch_model.bin", "abc");
+    launch_model m;
+    char err[1024] = "";
+    cr_assert_eq(launch_model_resolve(dir, launch_adapter_find("vllm"), &m, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert_eq(m.n_files, 1);
+    cr_assert_str_eq(m.files[0].name, "pytorch_model.bin");
+    rm_tree(dir);
+}
+
+Test(model, the_other_format_is_refused_by_name) {
+    char hf[] = "/tmp/pacer-model-XXXXXX", gg[] = "/tmp/pacer-model-XXXXXX", bare[] = "/tmp/pacer-model-XXXXXX";
+    cr_assert_not_null(mkdtemp(hf));
+    cr_assert_not_null(mkdtemp(gg));
+    cr_assert_not_null(mkdtemp(bare));
+    put_file(hf, "config.json", "{}");
+    put_file(hf, "model.safetensors", "w");
+    put_file(gg, "m.gguf", "GGUF");
+    put_file(bare, "config.json", "{}");
+    char file[128];
+    snprintf(file, sizeof file, "%s/m.gguf", gg);
+    launch_model m;
+    char err[1024] = "";
+    /* a GGUF engine given a Hugging Face checkpoint directory */
+    cr_assert_eq(launch_model_resolve(hf, launch_adapter_find("builtin"), &m, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "engine builtin loads a GGUF file"), "%s", err);
+    cr_assert(strstr(err, "vllm, sglang or mlx"), "%s", err);
+    /* an HF-directory engine given a GGUF file, or a directory holding only one */
+    cr_assert_eq(launch_model_resolve(file, launch_adapter_find("vllm"), &m, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "engine vllm loads a Hugging Face checkpoint directory"), "%s", err);
+    cr_assert(strstr(err, "builtin or llama.cpp"), "%s", err);
+    cr_assert_eq(launch_model_resolve(gg, launch_adapter_find("sglang"), &m, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "engine sglang loads") && strstr(err, "GGUF checkpoint without config.json"), "%s", err);
+    /* config.json without weights: nothing to load */
+    cr_assert_eq(launch_model_resolve(bare, launch_adapter_find("mlx"), &m, err, sizeof err), PACER_ERR_NOT_FOUND);
+    cr_assert(strstr(err, "no *.safetensors or *.bin weight files"), "%s", err);
+    cr_assert_eq(launch_model_resolve(bare, launch_adapter_find("builtin"), &m, err, sizeof err), PACER_ERR_NOT_FOUND);
+    cr_assert(strstr(err, "no .gguf file"), "%s", err);
+    rm_tree(hf);
+    rm_tree(gg);
+    rm_tree(bare);
+}
+
+Test(model, cached_repo_snapshot_for_each_format) {
+    char root[] = "/tmp/pacer-hf-XXXXXX";
+    cr_assert_not_null(mkdtemp(root));
+    static const char commit[] = "0123456789abcdef0123456789abcdef01234567";
+    char snap[512], cmd[1400];
+    snprintf(snap, sizeof snap, "%s/models--org--tiny/snapshots/%s", root, commit);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s' '%s/models--org--tiny/blobs' '%s/models--org--tiny/refs' && printf %s > '%s/models--org--tiny/refs/main'"
+             " && printf w > '%s/models--org--tiny/blobs/b1' && ln -s ../../blobs/b1 '%s/model.safetensors'",
+             snap, root, root, commit, root, root, snap);
+    cr_assert_eq(system(cmd), 0);
+    put_file(snap, "config.json", "{}");
+    setenv("HF_HUB_CACHE", root, 1);
+    launch_model m;
+    char err[1024] = "";
+    cr_assert_eq(launch_model_resolve("org/tiny", launch_adapter_find("vllm"), &m, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert_str_eq(m.path, snap, "the snapshot directory is passed");
+    cr_assert_str_eq(m.repo, "org/tiny");
+    cr_assert_str_eq(m.revision, commit);
+    cr_assert_not(m.local);
+    cr_assert_eq(m.n_files, 1);
+    cr_assert_str_eq(m.files[0].name, "model.safetensors");
+    cr_assert_eq(m.weight_bytes, 1, "the blob behind the link is measured");
+    cr_assert_eq(launch_model_resolve("org/tiny", launch_adapter_find("builtin"), &m, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "engine builtin loads a GGUF file") && strstr(err, "org/tiny@0123456789abcdef"), "%s", err);
+    rm_tree(root);
 }

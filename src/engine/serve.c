@@ -12,6 +12,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "base/buf.h"
 #include "base/clock.h"
@@ -1002,6 +1003,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return route_generate(s, c, &cs->body, strcmp(url, "/v1/chat/completions") == 0);
 }
 
+/* Every streamed event must leave when it is written: Nagle's algorithm would hold a
+ * small event back behind an unacknowledged one, and the client's clock would see
+ * bunched deliveries that the engine never produced. */
+static void connection_started(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                               enum MHD_ConnectionNotificationCode code) {
+    (void)cls;
+    (void)socket_ctx;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int one = 1;
+    if (ci) (void)setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 static void request_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t) {
     conn_state *cs = *con_cls;
     (void)cls; (void)c; (void)t;
@@ -1037,7 +1051,8 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     pthread_cond_init(&s->cv, NULL);
     s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
                             NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED,
-                            request_done, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+                            request_done, s, MHD_OPTION_NOTIFY_CONNECTION, connection_started, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
     if (!s->d) {
         snprintf(err, err_len, "cannot listen on %s:%d", o->host, o->port);
         pthread_mutex_destroy(&s->mu);

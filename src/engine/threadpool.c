@@ -1,9 +1,12 @@
 /* threadpool.c - persistent workers: a job is published by bumping a generation counter;
  * workers spin on it for a while (decode steps come every few milliseconds) and then wait
- * on a condition variable, and the caller spins until every worker has checked in. */
+ * on a condition variable, and the caller spins until every worker has checked in.
+ * Spinning yields the CPU now and then: on a small machine the benchmark client shares
+ * the cores, and a spinning worker must not keep it from reading a delivery on time. */
 #include "engine/threadpool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -27,10 +30,21 @@ typedef struct worker_arg {
     int ith;
 } worker_arg;
 
+/* Yield every this many spins (a pause is tens of cycles: a few microseconds apart). */
+#define SPIN_YIELD_EVERY 64
+
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+}
+
+/* One round of waiting: a pause, and now and then a yield to whatever else is runnable. */
+static inline void spin_wait(int spins) {
+    if (spins % SPIN_YIELD_EVERY == 0)
+        sched_yield();
+    else
+        cpu_relax();
 }
 
 static void *worker_main(void *p) {
@@ -45,7 +59,7 @@ static void *worker_main(void *p) {
         while ((g = atomic_load_explicit(&tp->gen, memory_order_acquire)) == seen &&
                !atomic_load(&tp->stop)) {
             if (++spins < SPIN_ROUNDS) {
-                cpu_relax();
+                spin_wait(spins);
                 continue;
             }
             pthread_mutex_lock(&tp->mu);
@@ -122,8 +136,8 @@ void threadpool_run(threadpool *tp, threadpool_fn fn, void *ctx) {
     pthread_cond_broadcast(&tp->cv);
     pthread_mutex_unlock(&tp->mu);
     fn(ctx, 0, tp->n);
-    while (atomic_load_explicit(&tp->pending, memory_order_acquire) > 0)
-        cpu_relax();
+    for (int spins = 1; atomic_load_explicit(&tp->pending, memory_order_acquire) > 0; spins++)
+        spin_wait(spins);
 }
 
 void threadpool_split(int n, int ith, int nth, int *lo, int *hi) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/sha256.h"
+#include "base/utf8.h"
 
 static int json_buf_cb(const char *data, size_t n, void *ctx) {
     return buf_append(ctx, data, n) == PACER_OK ? 0 : -1;
@@ -87,19 +88,9 @@ static bool skim_hex4(json_skim *k, unsigned *v) {
 static bool skim_utf8(json_skim *k) {
     const unsigned char *u = (const unsigned char *)k->p;
     size_t left = (size_t)(k->end - k->p);
-    unsigned c = u[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return false;
+    unsigned lo, hi;
+    size_t len = utf8_lead(u[0], &lo, &hi);
+    if (len < 2) return false;
     if (left < len || u[1] < lo || u[1] > hi) return false;
     for (size_t i = 2; i < len; i++)
         if (u[i] < 0x80 || u[i] > 0xBF) return false;

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "base/utf8.h"
+
 void serve_text_init(serve_text *t, const char *const *stops, int n_stops) {
     memset(t, 0, sizeof *t);
     buf_init(&t->pending, 1u << 20);
@@ -17,20 +19,9 @@ void serve_text_free(serve_text *t) { buf_free(&t->pending); }
 /* Length of a valid UTF-8 sequence starting at s (1..4), or 0 when invalid; *need is
  * set to the full length the lead byte announces when the sequence is cut short. */
 static size_t utf8_seq(const unsigned char *s, size_t n, size_t *need) {
-    unsigned char c = s[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return 0;
+    unsigned lo, hi;
+    size_t len = utf8_lead(s[0], &lo, &hi);
+    if (len <= 1) return len;
     *need = len;
     for (size_t i = 1; i < len; i++) {
         if (i >= n) return 0; /* cut short: the caller looks at *need */

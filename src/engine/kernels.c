@@ -456,8 +456,11 @@ void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, in
         int b = 0;
 #ifdef KERN_X86
         kern_level l = kern_get_level();
+        /* Batched rows must equal one-row results bit for bit (drafted greedy output is
+         * the serial one), so the four-row kernels are used only where they repeat the
+         * one-row kernel's arithmetic: F16 at AVX-512, Q8_0/Q4_0 at AVX2. */
         bool four = (t == GGML_TYPE_F16 && l == KERN_AVX512) ||
-                    ((t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0) && l >= KERN_AVX2);
+                    ((t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0) && l == KERN_AVX2);
         for (; four && b + 4 <= nb; b += 4) {
             const void *xs[4];
             float o[4];

@@ -3,13 +3,13 @@
  * rates (a loopback stream). Fault streaming is tested against the fault server in
  * tests/integration/request.sh. */
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "loopback.h"
 
 #include "bench/attempt.h"
 
@@ -107,14 +107,10 @@ static void *stream_once(void *arg) {
 
 /* Runs one attempt against stream_once with the given field paths. */
 static void run_with_fields(const char *tok_s, const char *prefill, attempt_sample *s) {
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(listen(ls, 4), 0);
-    socklen_t len = sizeof a;
-    getsockname(ls, (struct sockaddr *)&a, &len);
+    int port;
+    int ls = listen_loopback(&port);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     pthread_t t;
     pthread_create(&t, NULL, stream_once, &ls);
     attempt_request r = {.server_url = url, .prompt = "x", .max_tokens = 3, .server_tok_s_field = tok_s,

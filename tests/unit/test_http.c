@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "loopback.h"
 #include "net/http.h"
 
 static const struct {
@@ -81,18 +82,6 @@ static void *serve_once(void *arg) {
     (void)w;
     close(fd);
     return NULL;
-}
-
-/* Binds a listening socket on 127.0.0.1 and returns it; *port gets its port. */
-static int listen_loopback(int *port) {
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(listen(ls, 4), 0);
-    socklen_t len = sizeof a;
-    getsockname(ls, (struct sockaddr *)&a, &len);
-    *port = ntohs(a.sin_port);
-    return ls;
 }
 
 static pacer_err collect_body(void *ctx, const char *data, size_t n, int64_t t_ns) {

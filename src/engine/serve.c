@@ -410,18 +410,17 @@ static pacer_err gen_logprob_token(serve_gen *g, int32_t tok, const float *row) 
     return rc;
 }
 
-/* Prefill of an echoed prompt with log-probabilities: tokens[from..n) in chunks of
- * SERVE_ECHO_ROWS aligned to absolute positions (the engine's own chunking, so every row is
- * what a plain prefill computes); row i scores token i + 1, the last row goes to s->logits.
- * Position 0 has no row; `from` must be 0 (the request bypasses prefix reuse). */
-static pacer_err gen_eval_echo(serve_gen *g, int from) {
+/* Prefill of an echoed prompt with log-probabilities: all its tokens (such a request
+ * bypasses prefix reuse) in chunks of SERVE_ECHO_ROWS, the engine's own chunking, so every
+ * row is what a plain prefill computes; row i scores token i + 1, the last row goes to
+ * s->logits. Position 0 has no row. */
+static pacer_err gen_eval_echo(serve_gen *g) {
     serve_server *s = g->s;
     const serve_backend *b = &s->b;
     const int32_t *tok = g->r.tokens;
     int n = g->r.n_tokens;
     logprob_entry *e;
     pacer_err rc = PACER_OK;
-    if (from != 0) return PACER_ERR_STATE;
     if (!s->rows && !(s->rows = malloc((size_t)SERVE_ECHO_ROWS * (size_t)b->n_vocab * sizeof(float))))
         return PACER_ERR_NOMEM;
     if ((rc = gen_lp_next(g, &e))) return rc;
@@ -439,6 +438,28 @@ static pacer_err gen_eval_echo(serve_gen *g, int from) {
     return rc;
 }
 
+/* Tokenizes `text` into a new array *out (free()) of *n ids. */
+static pacer_err prompt_encode(const serve_backend *b, const char *text, bool special, int32_t **out, int *n) {
+    int need = 0;
+    pacer_err rc = b->encode(b->ctx, text, special, NULL, 0, &need);
+    if (rc) return rc;
+    if (!(*out = malloc(((size_t)need + 1) * sizeof(int32_t)))) return PACER_ERR_NOMEM;
+    return b->encode(b->ctx, text, special, *out, need, n);
+}
+
+/* A prompt of n tokens must be non-empty and leave the context room for one more; the 400
+ * names it as `where`. */
+static bool prompt_fits(const serve_backend *b, int n, const char *where, serve_status *st) {
+    if (n == 0) { status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
+    if (n >= b->n_ctx) {
+        char m[96];
+        snprintf(m, sizeof m, "%s has %d tokens, the context holds %d", where, n, b->n_ctx);
+        status_set(st, 400, "invalid_request_error", "the prompt is too long for the context: %s", m);
+        return false;
+    }
+    return true;
+}
+
 /* Prompts answered by this request: a completions batch, else one. */
 static int gen_n_choices(const serve_gen *g) { return g->r.n_prompts > 0 ? g->r.n_prompts : 1; }
 
@@ -450,22 +471,11 @@ static bool gen_tokenize_prompts(serve_gen *g, serve_status *st) {
         serve_prompt *p = &g->r.prompts[i];
         char where[32] = "the prompt";
         if (g->r.n_prompts > 1) snprintf(where, sizeof where, "prompt[%d]", i);
-        if (p->text) {
-            int need = 0;
-            if (b->encode(b->ctx, p->text, false, NULL, 0, &need) ||
-                !(p->tokens = malloc(((size_t)need + 1) * sizeof(int32_t))) ||
-                b->encode(b->ctx, p->text, false, p->tokens, need, &p->n_tokens)) {
-                status_set(st, 500, "server_error", "the engine failed%s", "");
-                return false;
-            }
-        }
-        if (p->n_tokens == 0) { status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
-        if (p->n_tokens >= b->n_ctx) {
-            char m[96];
-            snprintf(m, sizeof m, "%s has %d tokens, the context holds %d", where, p->n_tokens, b->n_ctx);
-            status_set(st, 400, "invalid_request_error", "the prompt is too long for the context: %s", m);
+        if (p->text && prompt_encode(b, p->text, false, &p->tokens, &p->n_tokens)) {
+            status_set(st, 500, "server_error", "the engine failed%s", "");
             return false;
         }
+        if (!prompt_fits(b, p->n_tokens, where, st)) return false;
     }
     return true;
 }
@@ -504,11 +514,16 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
 
 static bool gen_prefill(serve_gen *g, serve_status *st);
 
-/* Starts answering the first prompt. */
-static bool gen_begin(serve_gen *g, serve_status *st) {
-    if (!gen_tokenize_prompts(g, st) || !gen_load_prompt(g, 0, st) || !gen_prefill(g, st)) return false;
+/* Starts answering prompt `i`: its prefill, and for a body the echoed text first. */
+static bool gen_start_choice(serve_gen *g, int i, serve_status *st) {
+    if (!gen_load_prompt(g, i, st) || !gen_prefill(g, st)) return false;
     if (!g->r.stream && gen_echo_text(g, &g->acc)) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
     return true;
+}
+
+/* Starts answering the first prompt. */
+static bool gen_begin(serve_gen *g, serve_status *st) {
+    return gen_tokenize_prompts(g, st) && gen_start_choice(g, 0, st);
 }
 
 /* The current choice is complete: keeps its counts and starts the next prompt of the batch. */
@@ -523,12 +538,9 @@ static bool gen_next_prompt(serve_gen *g, serve_status *st) {
     g->finish = NULL;
     g->n_lp = g->lp_sent = 0;
     g->lp_offset = 0;
-    sampler_free(&g->smp);
     serve_text_free(&g->text);
     buf_reset(&g->acc);
-    if (!gen_load_prompt(g, g->choice, st) || !gen_prefill(g, st)) return false;
-    if (!g->r.stream && gen_echo_text(g, &g->acc)) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
-    return true;
+    return gen_start_choice(g, g->choice, st);
 }
 
 /* Before usage and timings are reported: the counts of the batch's earlier prompts. */
@@ -558,29 +570,20 @@ static bool gen_prefill(serve_gen *g, serve_status *st) {
     const serve_backend *b = &s->b;
     int n = g->r.n_tokens;
     if (!g->r.has_tokens) {
-        int need = 0;
-        if (b->encode(b->ctx, g->r.prompt.data ? g->r.prompt.data : "", g->r.chat, NULL, 0, &need)) goto fail;
         free(g->r.tokens);
-        g->r.tokens = malloc(((size_t)need + 1) * sizeof(int32_t));
-        if (!g->r.tokens || b->encode(b->ctx, g->r.prompt.data ? g->r.prompt.data : "", g->r.chat, g->r.tokens, need, &n))
-            goto fail;
+        g->r.tokens = NULL;
+        if (prompt_encode(b, g->r.prompt.data ? g->r.prompt.data : "", g->r.chat, &g->r.tokens, &n)) goto fail;
         g->r.n_tokens = n;
     }
     g->n_prompt = n;
-    if (n == 0) { status_set(st, 400, "invalid_request_error", "the prompt is empty%s", ""); return false; }
-    if (n >= b->n_ctx) {
-        char m[64];
-        snprintf(m, sizeof m, "%d tokens, the context holds %d", n, b->n_ctx);
-        status_set(st, 400, "invalid_request_error", "the prompt is too long for the context: %s", m);
-        return false;
-    }
+    if (!prompt_fits(b, n, "the prompt", st)) return false;
     int common = 0;
     if (g->r.cache_prompt)
         while (common < n && common < s->n_cache && s->cache[common] == g->r.tokens[common]) common++;
     if (common == n) common = n - 1; /* the last token is evaluated again for its logits */
     int64_t t0 = clock_now_ns();
     s->n_cache = 0;
-    if (g->r.echo && g->r.logprobs >= 0 ? gen_eval_echo(g, common)
+    if (g->r.echo && g->r.logprobs >= 0 ? gen_eval_echo(g)
                                          : b->eval(b->ctx, g->r.tokens + common, n - common, common, s->logits, false))
         goto fail;
     memcpy(s->cache, g->r.tokens, (size_t)n * sizeof(int32_t));
@@ -592,8 +595,9 @@ static bool gen_prefill(serve_gen *g, serve_status *st) {
     g->prompt_n = n - common;
     g->n_pend = g->i_pend = 0;
     g->has_last = false;
+    sampler_free(&g->smp); /* a batch's next prompt starts both again */
     sampler_init(&g->smp, &g->r.sp, g->r.seed);
-    sampler_free(&g->draft_smp); /* a batch's next prompt starts it again */
+    sampler_free(&g->draft_smp);
     sampler_init(&g->draft_smp, &g->r.sp, g->r.seed ^ 0xD1B54A32D192ED03ull);
     serve_text_init(&g->text, g->r.stops, g->r.n_stops);
     if (g->choice == 0 && sha256_begin(&g->hash)) goto fail; /* one hash over a whole batch */

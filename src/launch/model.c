@@ -153,33 +153,45 @@ static pacer_err take_hf_dir(const launch_adapter *a, const char *dir, const cha
     return list_weights(dir, sc.safetensors > 0, out, err, err_len);
 }
 
-/* REPO[@REVISION] from the local Hugging Face cache. */
-static pacer_err resolve_cached(const char *spec, const launch_adapter *a, launch_model *out, char *err, size_t err_len) {
-    char repo[256];
+/* Splits REPO[@REVISION] into repo[256] and finds its snapshot and commit in the local
+ * Hugging Face cache; `what` names it in errors ("repo", "drafter repo"). */
+static pacer_err resolve_repo_spec(const char *spec, const char *what, char repo[256], char snapshot[PATH_MAX],
+                                   char commit[HUB_COMMIT_MAX], char *err, size_t err_len) {
     const char *at = strchr(spec, '@');
     size_t n = at ? (size_t)(at - spec) : strlen(spec);
-    if (n >= sizeof repo) {
-        snprintf(err, err_len, "repo id too long");
+    if (n >= 256) {
+        snprintf(err, err_len, "%s id too long", what);
         return PACER_ERR_ARG;
     }
     memcpy(repo, spec, n);
     repo[n] = '\0';
-    char snapshot[PATH_MAX];
-    char commit[HUB_COMMIT_MAX];
-    pacer_err rc = hub_cache_resolve(repo, at ? at + 1 : NULL, snapshot, sizeof snapshot, commit, err, err_len);
+    return hub_cache_resolve(repo, at ? at + 1 : NULL, snapshot, PATH_MAX, commit, err, err_len);
+}
+
+/* The snapshot's one GGUF file into path[PATH_MAX]; several is an error that asks for the
+ * file path, naming `who`. */
+static pacer_err snapshot_gguf(const char *snapshot, const char *who, char *path, char *err, size_t err_len) {
+    pacer_err rc = hub_cache_find_gguf(snapshot, path, PATH_MAX, err, err_len);
+    if (rc == PACER_ERR_STATE) {
+        char list[HUB_ERR_MAX];
+        snprintf(list, sizeof list, "%s", err);
+        snprintf(err, err_len, "%s holds several GGUF files (%s): pass the file path instead", who, list);
+        return PACER_ERR_ARG;
+    }
+    return rc;
+}
+
+/* REPO[@REVISION] from the local Hugging Face cache. */
+static pacer_err resolve_cached(const char *spec, const launch_adapter *a, launch_model *out, char *err, size_t err_len) {
+    char repo[256], snapshot[PATH_MAX], commit[HUB_COMMIT_MAX];
+    pacer_err rc = resolve_repo_spec(spec, "repo", repo, snapshot, commit, err, err_len);
     if (rc) return rc;
     char where[HUB_COMMIT_MAX + 300];
     snprintf(where, sizeof where, "%s@%s in the cache", repo, commit);
     if (a->loads == LAUNCH_FORMAT_HF_DIR) {
         if ((rc = take_hf_dir(a, snapshot, where, out, err, err_len))) return rc;
     } else {
-        rc = hub_cache_find_gguf(snapshot, out->path, sizeof out->path, err, err_len);
-        if (rc == PACER_ERR_STATE) {
-            char list[HUB_ERR_MAX];
-            snprintf(list, sizeof list, "%s", err);
-            snprintf(err, err_len, "%s holds several GGUF files (%s): pass the file path instead", repo, list);
-            return PACER_ERR_ARG;
-        }
+        rc = snapshot_gguf(snapshot, repo, out->path, err, err_len);
         if (rc == PACER_ERR_NOT_FOUND) {
             dir_scan sc;
             if (scan_dir(snapshot, &sc, err, err_len) == PACER_OK && is_hf_checkpoint(&sc))
@@ -310,25 +322,12 @@ static pacer_err drafter_from_path(const launch_adapter *a, const char *spec, co
 /* A drafter from the cache: REPO[@REVISION]; its GGUF file or its snapshot directory. */
 static pacer_err drafter_from_cache(const launch_adapter *a, const char *spec, launch_drafter *out, char *err,
                                     size_t err_len) {
-    char repo[256], snapshot[PATH_MAX], commit[HUB_COMMIT_MAX];
-    const char *at = strchr(spec, '@');
-    size_t n = at ? (size_t)(at - spec) : strlen(spec);
-    if (n >= sizeof repo) {
-        snprintf(err, err_len, "drafter repo id too long");
-        return PACER_ERR_ARG;
-    }
-    memcpy(repo, spec, n);
-    repo[n] = '\0';
-    pacer_err rc = hub_cache_resolve(repo, at ? at + 1 : NULL, snapshot, sizeof snapshot, commit, err, err_len);
+    char repo[256], snapshot[PATH_MAX], commit[HUB_COMMIT_MAX], who[270];
+    pacer_err rc = resolve_repo_spec(spec, "drafter repo", repo, snapshot, commit, err, err_len);
     if (rc) return rc;
     if (a->drafter_gguf) {
-        rc = hub_cache_find_gguf(snapshot, out->path, sizeof out->path, err, err_len);
-        if (rc == PACER_ERR_STATE) {
-            char list[HUB_ERR_MAX];
-            snprintf(list, sizeof list, "%s", err);
-            snprintf(err, err_len, "drafter %s holds several GGUF files (%s): pass the file path instead", repo, list);
-            return PACER_ERR_ARG;
-        }
+        snprintf(who, sizeof who, "drafter %s", repo);
+        rc = snapshot_gguf(snapshot, who, out->path, err, err_len);
         if (rc == PACER_ERR_NOT_FOUND) snprintf(err, err_len, "drafter %s@%s has no .gguf file in the cache", repo, commit);
         if (rc) return rc;
     } else {

@@ -35,6 +35,21 @@ pacer_err json_canonical_sha256(const json_t *v, char out[65]) {
     return rc;
 }
 
+json_t *json_get_path(const json_t *root, const char *dotted) {
+    const json_t *v = root;
+    char key[128];
+    if (!dotted || !*dotted) return NULL;
+    while (v && *dotted) {
+        size_t n = strcspn(dotted, ".");
+        if (n >= sizeof key) return NULL;
+        memcpy(key, dotted, n);
+        key[n] = '\0';
+        v = json_object_get(v, key);
+        dotted += n + (dotted[n] == '.');
+    }
+    return (json_t *)v;
+}
+
 const char *json_get_str(const json_t *obj, const char *key, const char *def) {
     json_t *v = json_object_get(obj, key);
     return json_is_string(v) ? json_string_value(v) : def;

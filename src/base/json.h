@@ -34,5 +34,8 @@ const char *json_get_str(const json_t *obj, const char *key, const char *def);
 int64_t json_get_int(const json_t *obj, const char *key, int64_t def);
 double json_get_num(const json_t *obj, const char *key, double def);
 bool json_get_bool(const json_t *obj, const char *key, bool def);
+/* The member at a dotted path of object keys ("timings.prompt_ms") below `root`; NULL when
+ * a step is missing or not an object, or the path is empty. Borrowed from `root`. */
+json_t *json_get_path(const json_t *root, const char *dotted);
 
 #endif

@@ -45,21 +45,6 @@ static size_t attempt_str_len(const json_t *obj, const char *key) {
     return json_is_string(v) ? json_string_length(v) : 0;
 }
 
-/* The member at a dotted path ("timings.prompt_ms") of an event, or NULL. */
-static const json_t *attempt_member_at(const json_t *root, const char *path) {
-    const json_t *v = root;
-    char key[64];
-    while (v && *path) {
-        size_t n = strcspn(path, ".");
-        if (n >= sizeof key) return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        v = json_object_get(v, key);
-        path += n + (path[n] == '.');
-    }
-    return v == root ? NULL : v;
-}
-
 /* The field paths of a request, defaults applied ("" stays "": not read). */
 static const char *attempt_tok_s_field(const attempt_request *r) {
     return r->server_tok_s_field ? r->server_tok_s_field : ATTEMPT_SERVER_TOK_S_FIELD;
@@ -71,9 +56,9 @@ static const char *attempt_prefill_field(const attempt_request *r) {
 /* The server's own decode rate and prefill time, where the request says it reports them. */
 static void attempt_read_server_rates(attempt_sample *s, const attempt_request *r, const json_t *root) {
     const json_t *v;
-    if (json_is_number(v = attempt_member_at(root, attempt_prefill_field(r))))
+    if (json_is_number(v = json_get_path(root, attempt_prefill_field(r))))
         s->server_prompt_ms = json_number_value(v), s->has_server_prompt_ms = true;
-    if (json_is_number(v = attempt_member_at(root, attempt_tok_s_field(r))))
+    if (json_is_number(v = json_get_path(root, attempt_tok_s_field(r))))
         s->server_predicted_per_second = json_number_value(v), s->has_server_predicted_per_second = true;
 }
 

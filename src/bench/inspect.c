@@ -36,7 +36,7 @@ pacer_err inspect_render_table(const json_t *r, buf *out) {
 static pacer_err render_facts(const json_t *r, buf *out) {
     pacer_err rc = PACER_OK;
     const receipt_fact_field *f = receipt_fact_find("model.checkpoint_format");
-    json_t *fmt = receipt_fact_get(r, f->path), *hashes = receipt_fact_get(r, "model.checkpoint_hashes");
+    json_t *fmt = json_get_path(r, f->path), *hashes = json_get_path(r, "model.checkpoint_hashes");
     if (json_is_string(fmt)) {
         size_t n = json_array_size(hashes), i;
         json_t *h;
@@ -49,7 +49,7 @@ static pacer_err render_facts(const json_t *r, buf *out) {
         rc = rc ? rc : buf_append_str(out, "\n");
     }
     f = receipt_fact_find("hardware.volume.read_sample");
-    json_t *rs = receipt_fact_get(r, f->path);
+    json_t *rs = json_get_path(r, f->path);
     if (!rc && json_is_object(rs)) {
         json_t *skipped = json_object_get(rs, "skipped");
         if (json_is_string(skipped))

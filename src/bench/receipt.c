@@ -90,20 +90,6 @@ const receipt_fact_field *receipt_fact_find(const char *path) {
     return NULL;
 }
 
-json_t *receipt_fact_get(const json_t *r, const char *path) {
-    char key[128];
-    const json_t *v = r;
-    while (v && *path) {
-        size_t n = strcspn(path, ".");
-        if (n >= sizeof key || !json_is_object(v)) return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        v = json_object_get(v, key);
-        path += n + (path[n] == '.');
-    }
-    return (json_t *)v;
-}
-
 static bool fact_type_ok(const receipt_fact_field *f, const json_t *v) {
     if (json_is_null(v)) return f->nullable;
     if (f->type == JSON_TRUE) return json_is_boolean(v);
@@ -156,7 +142,7 @@ static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
     }
     size_t i;
     json_t *h;
-    json_array_foreach(receipt_fact_get(r, "model.checkpoint_hashes"), i, h) {
+    json_array_foreach(json_get_path(r, "model.checkpoint_hashes"), i, h) {
         /* attested by a manifest: the hash alone; managed: {file, sha256} */
         const char *file = json_get_str(h, "file", "");
         const char *sha = json_is_string(h) ? json_string_value(h) : json_get_str(h, "sha256", "");
@@ -169,7 +155,7 @@ static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
             return PACER_ERR_FORMAT;
         }
     }
-    json_t *rs = receipt_fact_get(r, "hardware.volume.read_sample");
+    json_t *rs = json_get_path(r, "hardware.volume.read_sample");
     if (json_is_object(rs)) {
         bool skipped = json_object_get(rs, "skipped") != NULL;
         bool figure = json_is_number(json_object_get(rs, "gb_per_s"));

@@ -69,8 +69,6 @@ extern const size_t receipt_fact_field_count;
 
 /* The entry for `path`; NULL when the table has none. */
 const receipt_fact_field *receipt_fact_find(const char *path);
-/* The value at a dotted `path` without "[]" below `r`; NULL when absent. */
-json_t *receipt_fact_get(const json_t *r, const char *path);
 
 /* Sample -> attempt object (new reference), with the attempt's place in its cell. */
 json_t *receipt_attempt_to_json(const attempt_sample *s, int index, bool warmup, bool has_seed, int64_t seed);

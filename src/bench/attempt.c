@@ -26,6 +26,11 @@ typedef struct attempt_state {
     int64_t events;
     bool saw_done;
     char reason[ATTEMPT_REASON_MAX]; /* set by the event handler when it stops the stream */
+    /* First members of the server-rate field paths, quoted ("\"x_stats\""), that the fixed
+     * keys of attempt_needs_full_parse do not already cover: set once per attempt. */
+    char heads[2][66];
+    size_t head_len[2];
+    int n_heads;
 } attempt_state;
 
 const char *attempt_route_name(attempt_route r) { return r == ATTEMPT_ROUTE_CHAT ? "chat" : "completions"; }
@@ -114,24 +119,33 @@ static bool attempt_has_member(const char *d, size_t n, const char *key, size_t 
     return false;
 }
 
-/* Whether the event has the first member of a dotted field path ("" never matches). */
-static bool attempt_has_path_head(const char *d, size_t n, const char *path) {
-    char quoted[66];
+/* Members that make an event worth a full parse. */
+static const struct { const char *key; size_t len; } attempt_full_parse_keys[] = {
+    {"\"usage\"", 7}, {"\"timings\"", 9}, {"\"token_hash\"", 12}, {"\"error\"", 7}};
+#define ATTEMPT_N_FULL_PARSE_KEYS (sizeof attempt_full_parse_keys / sizeof attempt_full_parse_keys[0])
+
+/* Adds the quoted first member of a dotted field path to st->heads unless it is empty, too
+ * long, or already looked for. */
+static void attempt_add_head(attempt_state *st, const char *path) {
     size_t len = strcspn(path, ".");
-    if (len == 0 || len + 2 > sizeof quoted) return false;
-    quoted[0] = '"';
-    memcpy(quoted + 1, path, len);
-    quoted[len + 1] = '"';
-    return attempt_has_member(d, n, quoted, len + 2);
+    char *q = st->heads[st->n_heads];
+    if (len == 0 || len + 2 > sizeof st->heads[0]) return;
+    q[0] = '"';
+    memcpy(q + 1, path, len);
+    q[len + 1] = '"';
+    for (size_t i = 0; i < ATTEMPT_N_FULL_PARSE_KEYS; i++)
+        if (attempt_full_parse_keys[i].len == len + 2 && memcmp(attempt_full_parse_keys[i].key, q, len + 2) == 0) return;
+    for (int i = 0; i < st->n_heads; i++)
+        if (st->head_len[i] == len + 2 && memcmp(st->heads[i], q, len + 2) == 0) return;
+    st->head_len[st->n_heads++] = len + 2;
 }
 
-/* Members that make an event worth a full parse. */
-static bool attempt_needs_full_parse(const attempt_request *r, const char *d, size_t n) {
-    static const struct { const char *key; size_t len; } keys[] = {
-        {"\"usage\"", 7}, {"\"timings\"", 9}, {"\"token_hash\"", 12}, {"\"error\"", 7}};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (attempt_has_member(d, n, keys[i].key, keys[i].len)) return true;
-    return attempt_has_path_head(d, n, attempt_tok_s_field(r)) || attempt_has_path_head(d, n, attempt_prefill_field(r));
+static bool attempt_needs_full_parse(const attempt_state *st, const char *d, size_t n) {
+    for (size_t i = 0; i < ATTEMPT_N_FULL_PARSE_KEYS; i++)
+        if (attempt_has_member(d, n, attempt_full_parse_keys[i].key, attempt_full_parse_keys[i].len)) return true;
+    for (int i = 0; i < st->n_heads; i++)
+        if (attempt_has_member(d, n, st->heads[i], st->head_len[i])) return true;
+    return false;
 }
 
 /* The fast path for token events (the profile in bench/ shows jansson building the whole
@@ -140,7 +154,7 @@ static bool attempt_needs_full_parse(const attempt_request *r, const char *d, si
  * "choices" value. Returns false when the skim cannot vouch for the event (malformed or
  * unusual); the caller then parses it in full, and jansson has the last word. */
 static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
-    if (attempt_needs_full_parse(st->req, ev->data, ev->data_len)) return false;
+    if (attempt_needs_full_parse(st, ev->data, ev->data_len)) return false;
     size_t at, len;
     if (!json_skim_object(ev->data, ev->data_len, "choices", &at, &len) || len == 0) return false;
     json_t *choices = json_loadb(ev->data + at, len, 0, NULL);
@@ -313,6 +327,8 @@ pacer_err attempt_run(const attempt_request *req, attempt_sample *out) {
     out->route = req->route;
     pacer_err rc = PACER_OK;
     attempt_state st = {.req = req, .s = out};
+    attempt_add_head(&st, attempt_tok_s_field(req));
+    attempt_add_head(&st, attempt_prefill_field(req));
     sse_parser_init(&st.sse, ATTEMPT_EVENT_MAX, attempt_on_event, NULL, &st);
     http_response resp;
     http_response_init(&resp);

@@ -19,6 +19,7 @@
 #include "bench/receipt.h"
 #include "bench/runner.h"
 #include "bench/suite.h"
+#include "cli/bench_load.h"
 #include "cli/bench_managed.h"
 #include "cli/cli.h"
 #include "probe/probe.h"
@@ -170,6 +171,7 @@ static const char bench_usage[] =
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"
     "                   [--output FILE]\n"
+    BENCH_LOAD_USAGE
     "       pacer bench suites\n"
     "       pacer bench inspect RECEIPT [--json]\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
@@ -187,9 +189,10 @@ int cmd_bench(int argc, char **argv) {
         {"engine", required_argument, 0, 'E'}, {"engine-bin", required_argument, 0, 'B'},
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
-        {"no-read-sample", no_argument, 0, 'R'},
+        {"no-read-sample", no_argument, 0, 'R'}, BENCH_LOAD_OPTIONS,
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
+    bench_load_cli lc = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
     const char *suite_name = "community-v2", *output = NULL;
     int c;
@@ -214,7 +217,11 @@ int cmd_bench(int argc, char **argv) {
         case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
         case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
         case 'h': fputs(bench_usage, stdout); return 0;
-        default: fputs(bench_usage, stderr); return 1;
+        default: {
+            int handled = bench_load_option(&lc, c, optarg);
+            if (handled < 0) return 1;
+            if (handled == 0) { fputs(bench_usage, stderr); return 1; }
+        }
         }
     }
     if (optind < argc) o.public_id = argv[optind++];
@@ -229,6 +236,11 @@ int cmd_bench(int argc, char **argv) {
         return 1;
     }
     if (o.backend && strcmp(o.backend, "auto") == 0) o.backend = NULL;
+    if (lc.any) {
+        if (bench_load_finish(&lc)) return 1;
+        o.load = &lc.lo;
+        o.load_workload = lc.workload;
+    }
 
     suite s;
     char err[512];
@@ -296,7 +308,7 @@ int cmd_bench(int argc, char **argv) {
     }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;
-    if (isatty(STDERR_FILENO)) o.progress = bench_progress;
+    if (isatty(STDERR_FILENO)) o.progress = bench_progress, lc.lo.progress = bench_load_progress, lc.lo.progress_ctx = &lc;
 
     bool self_invalid = false;
     char path[4400], dpath[4500];

@@ -6,7 +6,7 @@
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpcre2-8
+PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpcre2-8 expat
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS_ALL := $(OPT) $(WARN) -D_GNU_SOURCE -pthread -Isrc -I$(BUILD)/gen $(SAN) $(CFLAGS)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS)) -lm -pthread $(SAN) $(LDFLAGS)
@@ -70,13 +70,13 @@ build-tests: $(BUILD)/pacer $(TESTS) $(TOOLS)
 
 # All tests: unit (Criterion), then integration scripts; ends with "N passed, N failed".
 check: deps
-	@./scripts/deps.sh --npm
+	@./scripts/deps.sh --npm --browser
 	@$(MAKE) --no-print-directory build-tests
 	@BUILD=$(BUILD) ./tests/run.sh $(T)
 
 # The same tests on an ASan + UBSan build in build-san/.
 sanitize: deps
-	@./scripts/deps.sh --npm
+	@./scripts/deps.sh --npm --browser
 	@$(MAKE) --no-print-directory BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" build-tests
 	@BUILD=build-san ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

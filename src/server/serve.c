@@ -15,14 +15,13 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/sha256.h"
+#include "base/version.h"
 #include "engine/draft.h"
 #include "engine/logprob.h"
 #include "engine/sampler.h"
 #include "engine/serve_text.h"
 #include "server/http.h"
 #include "server/serve_logprob.h"
-
-#define SERVE_VERSION "0.1.0"
 
 typedef struct serve_metrics {
     uint64_t requests, errors, prompt_tokens, cached_tokens, generated_tokens;
@@ -900,7 +899,7 @@ static pacer_err route_manifest(void *ctx, http_req *req) {
 #endif
     json_t *v = json_pack("{s:i,s:s,s:s,s:i,s:{s:[s]},s:s,s:s,s:s,s:s,s:s,s:b,s:b}", "manifest_version", 1,
                           "backend", "cpu", "platform", platform, "rank_count", 1, "checkpoint", "sha256", s->sha256,
-                          "engine", "pacer", "version", SERVE_VERSION, "model", s->id, "file", s->file, "chat_format",
+                          "engine", "pacer", "version", PACER_VERSION, "model", s->id, "file", s->file, "chat_format",
                           s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
     if (!v) return PACER_ERR_NOMEM;
     if (s->revision[0]) json_object_set_new(v, "revision", json_string(s->revision));

@@ -4,13 +4,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "board/html.h"
 
 #define SVG_TICKS_MAX 16
 #define MARGIN_LEFT 70.0
 #define MARGIN_RIGHT 20.0
-#define MARGIN_TOP 20.0
+#define MARGIN_TOP 34.0
 #define MARGIN_BOTTOM 50.0
 
 /* A nice step (1, 2 or 5 times a power of ten) near span / count. */
@@ -122,13 +123,16 @@ static pacer_err axes_append(buf *out, const svg_scatter *s, const scale *sx, co
     return rc;
 }
 
+/* The legend sits in the top margin, one entry after another, so it never hides a point. */
 static pacer_err legend_append(buf *out, const svg_scatter *s, const scale *sx, const scale *sy) {
     pacer_err rc = buf_append_str(out, "<g class=\"legend\">");
-    double x = sx->p0 + 10, y = sy->p1 + 14;
-    for (size_t i = 0; i < s->n_series && !rc; i++, y += 16)
+    double x = sx->p0, y = sy->p1 - 12;
+    for (size_t i = 0; i < s->n_series && !rc; i++) {
         rc = html_appendf(out, "<circle class=\"pt s%zu\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>"
                                "<text x=\"%.1f\" y=\"%.1f\">%s</text>",
-                          i % 8, x, y - 4, x + 9, y, s->series[i]);
+                          i % 8, x + 4, y - 4, x + 12, y, s->series[i]);
+        x += 24 + 7.5 * (double)strlen(s->series[i]);
+    }
     return rc ? rc : buf_append_str(out, "</g>");
 }
 
@@ -171,25 +175,25 @@ pacer_err svg_scatter_append(buf *out, const svg_scatter *s, size_t *drawn) {
 }
 
 pacer_err svg_bars_append(buf *out, const char *id, const char *title, const svg_bar *bars, size_t n) {
-    const double label_w = 170, bar_w = 380, row_h = 24;
+    /* each row: the label above its bar, so a long label is never cut */
+    const double width = 640, bar_w = 470, row_h = 38;
     double top = 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(bars[i].value) && bars[i].value > top) top = bars[i].value;
-    int h = (int)(n * row_h + 8);
-    pacer_err rc = html_appendf(out, "<svg id=\"%s\" class=\"chart bars\" viewBox=\"0 0 680 %d\" role=\"img\" "
+    int h = (int)(n * row_h + 4);
+    pacer_err rc = html_appendf(out, "<svg id=\"%s\" class=\"chart bars\" viewBox=\"0 0 %.0f %d\" role=\"img\" "
                                      "aria-labelledby=\"%s-title\"><title id=\"%s-title\">%s</title>",
-                                id, h, id, id, title);
+                                id, width, h, id, id, title);
     for (size_t i = 0; i < n && !rc; i++) {
         const svg_bar *b = &bars[i];
         bool has = isfinite(b->value) && b->value >= 0;
-        double y = 4 + i * row_h, wpx = has && top > 0 ? b->value / top * bar_w : 0;
+        double y = 2 + i * row_h, wpx = has && top > 0 ? b->value / top * bar_w : 0;
         char v[32];
         snprintf(v, sizeof v, has ? "%.1f" : "no value", b->value);
-        rc = html_appendf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>"
-                               "<rect class=\"bar s%zu\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"
+        rc = html_appendf(out, "<text class=\"label\" x=\"0\" y=\"%.1f\">%s</text>"
+                               "<rect class=\"bar s%zu\" x=\"0\" y=\"%.1f\" width=\"%.1f\" height=\"16\" rx=\"3\"/>"
                                "<text class=\"note\" x=\"%.1f\" y=\"%.1f\">%s</text>",
-                          label_w - 8, y + 15, b->label, i % 8, label_w, y + 3, wpx, row_h - 8, label_w + wpx + 6,
-                          y + 15, b->note ? b->note : v);
+                          y + 12, b->label, i % 8, y + 17, wpx, wpx + 6, y + 30, b->note ? b->note : v);
     }
     return rc ? rc : buf_append_str(out, "</svg>");
 }

@@ -19,7 +19,7 @@
 #include "engine/draft.h"
 #include "engine/logprob.h"
 #include "engine/sampler.h"
-#include "engine/serve_text.h"
+#include "engine/gen_text.h"
 #include "server/http.h"
 #include "server/serve_logprob.h"
 
@@ -109,7 +109,7 @@ typedef struct serve_req {
     int64_t max_tokens;
     sampler_params sp;
     uint64_t seed;
-    const char *stops[SERVE_MAX_STOPS];
+    const char *stops[GEN_MAX_STOPS];
     int n_stops;
     buf prompt;           /* rendered text */
     int32_t *tokens;      /* or given ids */
@@ -275,7 +275,7 @@ static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, 
         size_t i;
         json_t *v;
         json_array_foreach(stop, i, v) {
-            if (!json_is_string(v) || i >= SERVE_MAX_STOPS) {
+            if (!json_is_string(v) || i >= GEN_MAX_STOPS) {
                 http_status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings");
                 return false;
             }
@@ -306,7 +306,7 @@ typedef struct serve_gen {
     int64_t created;
     sampler smp;
     sampler draft_smp; /* the drafter's own draws (sampled requests with a drafter model) */
-    serve_text text;
+    gen_text text;
     sha256_ctx hash;
     int n_prompt, prompt_n, n_past, predicted_n, verify_rounds, draft_n, draft_n_accepted;
     /* Tokens decided but not yet emitted, pend[i_pend..n_pend), each with the target's raw
@@ -341,7 +341,7 @@ static void gen_free(serve_gen *g) {
     if (g->holds_lock) decoder_release(g->s);
     sampler_free(&g->smp);
     sampler_free(&g->draft_smp);
-    serve_text_free(&g->text);
+    gen_text_free(&g->text);
     sha256_abort(&g->hash);
     buf_free(&g->out);
     buf_free(&g->acc);
@@ -461,16 +461,16 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
     const serve_prompt *p = &g->r.prompts[g->choice];
     if (p->text) return buf_append_str(out, p->text);
     const engine_backend *b = &g->s->b;
-    serve_text t;
-    serve_text_init(&t, NULL, 0);
+    gen_text t;
+    gen_text_init(&t, NULL, 0);
     pacer_err rc = PACER_OK;
     for (int i = 0; i < p->n_tokens && !rc; i++) {
         size_t len = 0;
         const char *piece = b->piece(b->ctx, p->tokens[i], &len);
-        rc = serve_text_push(&t, piece, len, out);
+        rc = gen_text_push(&t, piece, len, out);
     }
-    if (!rc) rc = serve_text_flush(&t, out);
-    serve_text_free(&t);
+    if (!rc) rc = gen_text_flush(&t, out);
+    gen_text_free(&t);
     return rc;
 }
 
@@ -500,7 +500,7 @@ static bool gen_next_prompt(serve_gen *g, http_status *st) {
     g->finish = NULL;
     g->n_lp = g->lp_sent = 0;
     g->lp_offset = 0;
-    serve_text_free(&g->text);
+    gen_text_free(&g->text);
     buf_reset(&g->acc);
     return gen_start_choice(g, g->choice, st);
 }
@@ -561,7 +561,7 @@ static bool gen_prefill(serve_gen *g, http_status *st) {
     sampler_init(&g->smp, &g->r.sp, g->r.seed);
     sampler_free(&g->draft_smp);
     sampler_init(&g->draft_smp, &g->r.sp, g->r.seed ^ 0xD1B54A32D192ED03ull);
-    serve_text_init(&g->text, g->r.stops, g->r.n_stops);
+    gen_text_init(&g->text, g->r.stops, g->r.n_stops);
     if (g->choice == 0 && sha256_begin(&g->hash)) goto fail; /* one hash over a whole batch */
     if (g->r.max_tokens == 0) { g->done = true; g->finish = "length"; }
     return true;
@@ -645,14 +645,14 @@ static pacer_err gen_step(serve_gen *g, buf *text) {
     if ((rc = gen_logprob_token(g, tok, g->tok_row))) goto out;
     size_t plen = 0;
     const char *piece = b->piece(b->ctx, tok, &plen);
-    if ((rc = serve_text_push(&g->text, piece, plen, text))) goto out;
+    if ((rc = gen_text_push(&g->text, piece, plen, text))) goto out;
     if (g->text.stopped) { g->done = true; g->finish = "stop"; goto out; }
     /* the token sits at position n_prompt + predicted_n - 1: the next needs one more */
     if ((g->r.max_tokens >= 0 && g->predicted_n >= g->r.max_tokens) || g->n_prompt + g->predicted_n >= b->n_ctx) {
         g->done = true; g->finish = "length"; goto out;
     }
 out:
-    if (g->done && rc == PACER_OK) rc = serve_text_flush(&g->text, text);
+    if (g->done && rc == PACER_OK) rc = gen_text_flush(&g->text, text);
     g->t_decode_ns += clock_now_ns() - t0;
     return rc;
 }

@@ -10,7 +10,11 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "bench/sanitize.h"
+#include "net/http.h"
 #include "net/sse.h"
+
+_Static_assert(ATTEMPT_MESSAGE_MAX == SANITIZE_EXCERPT_MAX + 1, "the message field holds one excerpt");
 
 #define ATTEMPT_DEFAULT_CONNECT_MS 10000
 #define ATTEMPT_DEFAULT_FIRST_BYTE_MS 300000
@@ -43,6 +47,7 @@ struct attempt_stream {
     const char *keys[8];
     size_t n_keys;
     json_skim_plan *plan; /* keys, then ATTEMPT_CHOICE_PATHS: one skim finds them all */
+    sanitize_context *own_sanitize; /* built from the prompt when the request brings none */
 };
 typedef struct attempt_stream attempt_state;
 
@@ -56,6 +61,25 @@ const char *attempt_status_name(attempt_status s) {
 }
 
 static void attempt_copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
+
+/* Hands a server's text in full to the request's log callback. */
+static void attempt_log(const attempt_state *st, const char *what, const char *text, size_t n) {
+    if (st->req->on_server_text) st->req->on_server_text(st->req->server_text_ctx, what, text, n);
+}
+
+/* The sample's server_message: `text` sanitized against the request's context, or one of
+ * the prompt alone; empty when no context can be had (nothing unsanitized is kept). */
+static void attempt_message(attempt_state *st, const char *text, size_t n) {
+    const sanitize_context *c = st->req->sanitize;
+    if (!c && !st->own_sanitize && (st->own_sanitize = sanitize_context_new()) &&
+        sanitize_context_add_text(st->own_sanitize, st->req->prompt, strlen(st->req->prompt))) {
+        sanitize_context_free(st->own_sanitize);
+        st->own_sanitize = NULL;
+    }
+    if (!c) c = st->own_sanitize;
+    if (c) sanitize_text(c, text, n, st->s->server_message, sizeof st->s->server_message);
+    else st->s->server_message[0] = '\0';
+}
 
 /* Length of a JSON string member, 0 when missing or not a string. */
 static size_t attempt_str_len(const json_t *obj, const char *key) {
@@ -90,9 +114,21 @@ static void attempt_read_timings(attempt_sample *s, const json_t *t) {
         s->verify_rounds = json_integer_value(v), s->has_verify_rounds = true;
 }
 
-static void attempt_read_token_hash(attempt_sample *s, const json_t *v) {
-    if (json_is_string(v)) attempt_copy(s->token_hash, sizeof s->token_hash, json_string_value(v));
-    else if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
+/* A token hash is kept only in the shape of one: letters, digits, ':', '_', '-', and
+ * nothing the sanitizer would remove; anything else goes to the log alone. */
+static void attempt_read_token_hash(attempt_state *st, const json_t *v) {
+    attempt_sample *s = st->s;
+    if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
+    if (!json_is_string(v)) return;
+    const char *h = json_string_value(v);
+    size_t n = json_string_length(v);
+    bool shaped = n < sizeof s->token_hash && strspn(h, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ:_-") == n;
+    if (shaped && !sanitize_check(NULL, h, n, NULL)) {
+        memcpy(s->token_hash, h, n + 1);
+    } else {
+        attempt_log(st, "token_hash (not stored)", h, n);
+        s->token_hash[0] = '\0';
+    }
 }
 
 /* Appends the arrival time of the delivery just counted; past the cap it is only noted. */
@@ -122,9 +158,18 @@ static void attempt_count(attempt_state *st, size_t n) {
     if (st->max_times) attempt_keep_time(st);
 }
 
+/* Keeps a finish_reason (NUL-terminated, n bytes) in pacer's vocabulary; one it does not
+ * know is recorded as 'other' and goes to the log. */
+static void attempt_finish_reason(attempt_state *st, const char *v, size_t n) {
+    attempt_sample *s = st->s;
+    const char *known = sanitize_vocab(sanitize_finish_reasons, v);
+    if (strcmp(known, "other") == 0 && strcmp(s->finish_reason, "other") != 0)
+        attempt_log(st, "finish_reason (recorded as 'other')", v, n);
+    attempt_copy(s->finish_reason, sizeof s->finish_reason, known);
+}
+
 /* Reads choices[0]: counts a delivery when its text or delta is non-empty, keeps finish_reason. */
 static void attempt_read_choice(attempt_state *st, const json_t *choice) {
-    attempt_sample *s = st->s;
     if (!json_is_object(choice)) return;
     size_t n = attempt_str_len(choice, "text");
     const json_t *delta = json_object_get(choice, "delta");
@@ -133,7 +178,7 @@ static void attempt_read_choice(attempt_state *st, const json_t *choice) {
              attempt_str_len(delta, "reasoning");
     attempt_count(st, n);
     const json_t *fr = json_object_get(choice, "finish_reason");
-    if (json_is_string(fr)) attempt_copy(s->finish_reason, sizeof s->finish_reason, json_string_value(fr));
+    if (json_is_string(fr)) attempt_finish_reason(st, json_string_value(fr), json_string_length(fr));
 }
 
 /* Top-level members that make an event worth a full parse when present and not null
@@ -193,12 +238,14 @@ static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
         if (sp[i].len && !(sp[i].len == 4 && memcmp(d + sp[i].at, "null", 4) == 0)) return false;
     const json_span *c = sp + st->n_keys, fr = c[4];
     bool fr_str = fr.len && d[fr.at] == '"';
-    if (fr_str && (memchr(d + fr.at, '\\', fr.len) || fr.len - 2 >= ATTEMPT_FINISH_MAX)) return false;
+    char reason[64];
+    if (fr_str && (memchr(d + fr.at, '\\', fr.len) || fr.len - 2 >= sizeof reason)) return false;
     attempt_count(st, attempt_span_str_len(d, c[0]) + attempt_span_str_len(d, c[1]) + attempt_span_str_len(d, c[2]) +
                           attempt_span_str_len(d, c[3]));
     if (fr_str) {
-        memcpy(st->s->finish_reason, d + fr.at + 1, fr.len - 2);
-        st->s->finish_reason[fr.len - 2] = '\0';
+        memcpy(reason, d + fr.at + 1, fr.len - 2);
+        reason[fr.len - 2] = '\0';
+        attempt_finish_reason(st, reason, fr.len - 2);
     }
     return true;
 }
@@ -216,18 +263,21 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     json_error_t jerr;
     json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
     if (!json_is_object(root)) {
-        snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld: %s", (long long)st->events,
-                 root ? "not an object" : jerr.text);
+        /* jansson's words quote the server's bytes ("... near 'xyz'"): they are an excerpt */
+        snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld", (long long)st->events);
+        const char *what = root ? "not an object" : jerr.text;
+        attempt_message(st, what, strlen(what));
+        attempt_log(st, "malformed stream event", ev->data, ev->data_len);
         json_decref(root);
         return PACER_ERR_PARSE;
     }
     pacer_err rc = PACER_OK;
     const json_t *err = json_object_get(root, "error");
     if (err && !json_is_null(err)) {
-        char msg[200];
         const json_t *m = json_is_object(err) ? json_object_get(err, "message") : err;
-        snprintf(msg, sizeof msg, "%s", json_is_string(m) ? json_string_value(m) : "(no message)");
-        snprintf(st->reason, sizeof st->reason, "server error in stream: %s", msg);
+        snprintf(st->reason, sizeof st->reason, "server error in stream");
+        if (json_is_string(m)) attempt_message(st, json_string_value(m), json_string_length(m));
+        attempt_log(st, "stream error event", ev->data, ev->data_len);
         rc = PACER_ERR_FORMAT;
         goto out;
     }
@@ -244,10 +294,10 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     const json_t *timings = json_object_get(root, "timings");
     if (json_is_object(timings)) {
         attempt_read_timings(s, timings);
-        attempt_read_token_hash(s, json_object_get(timings, "token_hash"));
+        attempt_read_token_hash(st, json_object_get(timings, "token_hash"));
     }
     attempt_read_server_rates(s, st->req, root);
-    attempt_read_token_hash(s, json_object_get(root, "token_hash"));
+    attempt_read_token_hash(st, json_object_get(root, "token_hash"));
 out:
     json_decref(root);
     return rc;
@@ -298,6 +348,31 @@ static void attempt_set(attempt_sample *s, attempt_status st, const char *reason
     attempt_copy(s->reason, sizeof s->reason, reason);
 }
 
+/* An HTTP error: "HTTP 503" in pacer's words, the server's message as an excerpt, its whole
+ * body to the log. */
+static void attempt_http_error(attempt_state *st, const http_response *resp) {
+    char why[ATTEMPT_REASON_MAX], msg[HTTP_ERROR_BODY_MAX + 1];
+    http_error_message(resp->error_body.data, resp->error_body.len, msg, sizeof msg);
+    bool redirect = resp->status >= 300 && resp->status < 400 && !msg[0];
+    snprintf(why, sizeof why, "HTTP %d%s", resp->status, redirect ? " (redirect not followed)" : "");
+    attempt_set(st->s, ATTEMPT_FAILED, why);
+    if (msg[0]) attempt_message(st, msg, strlen(msg));
+    if (resp->error_body.len) attempt_log(st, "HTTP error body", resp->error_body.data, resp->error_body.len);
+}
+
+/* The media type of a Content-Type value ("text/html" of "text/html; charset=utf-8") when it
+ * has the shape of one, else "other" (and the value goes to the log). */
+static const char *attempt_media_type(attempt_state *st, char *ctype) {
+    static const char tok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-_";
+    size_t a = strspn(ctype, tok), n = strcspn(ctype, "; \t");
+    if (a > 0 && a < 48 && ctype[a] == '/' && a + 1 + strspn(ctype + a + 1, tok) == n && n > a + 1 && n < 96) {
+        ctype[n] = '\0';
+        return ctype;
+    }
+    attempt_log(st, "Content-Type (recorded as 'other')", ctype, strlen(ctype));
+    return "other";
+}
+
 /* Decides status and reason once the stream is over, from what was seen. */
 static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *resp) {
     const attempt_request *req = st->req;
@@ -320,6 +395,9 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     case PACER_ERR_FORMAT:
         attempt_set(s, ATTEMPT_FAILED, st->reason);
         return;
+    case PACER_ERR_HTTP:
+        attempt_http_error(st, resp);
+        return;
     default:
         if (s->deliveries) snprintf(why, sizeof why, "%.200s (after %lld deliveries)", resp->reason, (long long)s->deliveries);
         else attempt_copy(why, sizeof why, resp->reason);
@@ -332,7 +410,7 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
         attempt_set(s, ATTEMPT_FAILED, why);
     } else if (!s->deliveries && http_response_header(resp, "Content-Type", ctype, sizeof ctype) &&
         strncasecmp(ctype, "text/event-stream", 17) != 0) {
-        snprintf(why, sizeof why, "the server did not stream (Content-Type %.120s)", ctype);
+        snprintf(why, sizeof why, "the server did not stream (Content-Type %s)", attempt_media_type(st, ctype));
         attempt_set(s, ATTEMPT_FAILED, why);
     } else if (!s->deliveries) {
         attempt_set(s, ATTEMPT_FAILED, "empty output: no content or reasoning was delivered");
@@ -434,6 +512,7 @@ void attempt_stream_free(attempt_stream *st) {
     free(st->body);
     free(st->times);
     json_skim_plan_free(st->plan);
+    sanitize_context_free(st->own_sanitize);
     buf_free(&st->url);
     sse_parser_free(&st->sse);
     free(st);
@@ -471,6 +550,7 @@ json_t *attempt_sample_to_json(const attempt_sample *s) {
     json_object_set_new(o, "route", json_string(attempt_route_name(s->route)));
     json_object_set_new(o, "status", json_string(attempt_status_name(s->status)));
     attempt_json_str(o, "reason", s->reason);
+    attempt_json_str(o, "server_message", s->server_message);
     attempt_json_int(o, "http_status", s->http_status != 0, s->http_status);
     attempt_json_str(o, "finish_reason", s->finish_reason);
     attempt_json_int(o, "prompt_tokens", s->has_usage, s->prompt_tokens);

@@ -15,8 +15,7 @@ typedef struct http_xfer {
     http_response *resp;
     CURL *easy;
     bool status_known;
-    bool is_error;       /* non-2xx: the body is kept for its message, not passed on */
-    buf err_body;
+    bool is_error;       /* non-2xx: the body is kept for its message (resp->error_body), not passed on */
     pacer_err cb_err;    /* what the data callback returned when it stopped the transfer */
     int64_t last_byte_ns;
 } http_xfer;

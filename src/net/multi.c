@@ -170,7 +170,6 @@ static void multi_finish(net_multi *m, net_xfer *t, pacer_err rc) {
     curl_multi_remove_handle(m->multi, t->x.easy);
     curl_easy_cleanup(t->x.easy);
     curl_slist_free_all(t->hdrs);
-    buf_free(&t->x.err_body);
     if (t->prev) t->prev->next = t->next;
     else m->head = t->next;
     if (t->next) t->next->prev = t->prev;
@@ -183,6 +182,7 @@ static void multi_finish(net_multi *m, net_xfer *t, pacer_err rc) {
 
 pacer_err net_multi_add(net_multi *m, const http_request *req, http_response *resp, net_done_fn done, void *ctx) {
     buf_reset(&resp->headers);
+    buf_reset(&resp->error_body);
     resp->status = 0;
     resp->first_byte_ns = resp->end_ns = resp->body_bytes = 0;
     resp->reason[0] = '\0';
@@ -204,7 +204,6 @@ pacer_err net_multi_add(net_multi *m, const http_request *req, http_response *re
     t->m = m;
     t->done = done;
     t->ctx = ctx;
-    buf_init(&t->x.err_body, HTTP_ERROR_BODY_MAX);
     rc = http_setup(&t->x, &t->hdrs);
     /* cancel flags are checked by the sweep: no progress callback on every read */
     if (!rc && (curl_easy_setopt(t->x.easy, CURLOPT_NOPROGRESS, 1L) != CURLE_OK ||
@@ -229,8 +228,7 @@ out:
     if (t) {
         if (t->x.easy) curl_easy_cleanup(t->x.easy);
         curl_slist_free_all(t->hdrs);
-        buf_free(&t->x.err_body);
-        free(t);
+            free(t);
     }
     return rc;
 }

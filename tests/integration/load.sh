@@ -192,6 +192,18 @@ log={int(l.split()[0]): [int(x) for x in l.split()[1:]] for l in open('$TMP/send
 sys.exit(not (sorted(log)==sorted(x['seed'] for x in a) and all(len(v)==12 for v in log.values()) and
   all(x['deliveries']==12 for x in a)))"
 
+# a managed run: pacer starts its own engine (pacer serve on a synthetic checkpoint) and sweeps it
+"$PACER" model synth -o "$TMP/real.gguf" --dim 64 --layers 2 --heads 4 --ffn 128 --type q8_0 --seed 3 >/dev/null 2>&1
+"$PACER" bench "$TMP/real.gguf" --threads 1 --concurrency 1,2 --requests 2 --tokens 8 --calibration-ms 20 \
+  --output "$TMP/managed.json" >"$TMP/managed.out" 2>&1
+rc=$?
+check "managed sweep exits 0 or 2 (a synthetic model may stop early)" [ $rc -eq 0 -o $rc -eq 2 ]
+check "managed sweep: both levels in a managed receipt" python3 -c "
+import json,sys; r=json.load(open('$TMP/managed.json')); l=r['load']['levels']
+sys.exit(not (r['mode']=='managed' and [x['concurrency'] for x in l]==[1,2] and all(len(x['attempts'])==2 for x in l)))"
+if pgrep -f "serve $TMP/real.gguf" >/dev/null; then fail "managed sweep: the engine stopped"; else pass "managed sweep: the engine stopped"; fi
+check "managed sweep: inspect accepts it" "$PACER" bench inspect "$TMP/managed.json"
+
 # bad input is refused before anything runs
 $PACER bench org/model --server "$URL" --model-id m --concurrency 0 >/dev/null 2>"$TMP/bad1.err"
 check "--concurrency 0 refused" sh -c "[ $? -eq 1 ] && grep -q 'concurrency 0' '$TMP/bad1.err'"

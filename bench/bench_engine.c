@@ -116,6 +116,12 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
     return 0;
 }
 
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* Token ids spread over the vocabulary (no structure the model could shortcut). */
 static int32_t bench_token(int i, int n_vocab) { return (int32_t)((i * 2654435761u) % (unsigned)n_vocab); }
 
@@ -179,8 +185,10 @@ static void bench_one(const char *path, int threads, double bw) {
     engine_close(e);
 }
 
-/* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN TOKENS_PER_S",
- * the tests llama-bench runs (-p LIST -n N) on the same file. */
+/* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN TOKENS_PER_S
+ * CPU_S", the tests llama-bench runs (-p LIST -n N) on the same file; CPU_S is the
+ * process CPU time the test took (on a shared machine, tokens per CPU second at one
+ * thread tell kernel changes apart where wall time cannot). */
 static int bench_peer(const char *path, int threads, const char *pp_list, int tg) {
     int max_pp = 0;
     for (const char *s = pp_list; *s;) {
@@ -195,12 +203,16 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     float *logits = malloc((size_t)in->n_vocab * sizeof(float));
     for (const char *s = pp_list; *s;) {
         int pp = atoi(s);
-        if (pp > 0)
-            printf("pacer\t%s\t%d\tpp%d\t%.3f\n", in->weight_type, threads, pp, bench_prefill(e, pp, in->n_vocab, logits));
+        if (pp > 0) {
+            double c0 = cpu_s(), ts = bench_prefill(e, pp, in->n_vocab, logits);
+            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, cpu_s() - c0);
+        }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
-    if (tg > 0)
-        printf("pacer\t%s\t%d\ttg%d\t%.3f\n", in->weight_type, threads, tg, bench_decode(e, tg, in->n_vocab, logits));
+    if (tg > 0) {
+        double c0 = cpu_s(), ts = bench_decode(e, tg, in->n_vocab, logits);
+        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, cpu_s() - c0);
+    }
     fflush(stdout);
     free(logits);
     engine_close(e);

@@ -14,24 +14,24 @@
 #include <stdint.h>
 #include <time.h>
 #include "engine/chat.h"
-#include "engine/serve.h"
-#include "engine/serve_text.h"
+#include "server/serve.h"
+#include "engine/gen_text.h"
 
 /* ---- text ---- */
 
 static char *push_all(const char *const *pieces, int n, const char *const *stops, int n_stops, bool *stopped) {
-    serve_text t;
+    gen_text t;
     buf out;
     buf_init(&out, 4096);
-    serve_text_init(&t, stops, n_stops);
-    for (int i = 0; i < n && !t.stopped; i++) serve_text_push(&t, pieces[i], strlen(pieces[i]), &out);
-    serve_text_flush(&t, &out);
+    gen_text_init(&t, stops, n_stops);
+    for (int i = 0; i < n && !t.stopped; i++) gen_text_push(&t, pieces[i], strlen(pieces[i]), &out);
+    gen_text_flush(&t, &out);
     *stopped = t.stopped;
-    serve_text_free(&t);
+    gen_text_free(&t);
     return buf_detach(&out);
 }
 
-Test(serve_text, stop_split_across_tokens) {
+Test(gen_text, stop_split_across_tokens) {
     const char *pieces[] = {"hello wo", "r", "ld! more"};
     const char *stops[] = {"world"};
     bool stopped;
@@ -41,35 +41,35 @@ Test(serve_text, stop_split_across_tokens) {
     free(s);
 }
 
-Test(serve_text, holdback_released_when_not_a_stop) {
-    serve_text t;
+Test(gen_text, holdback_released_when_not_a_stop) {
+    gen_text t;
     buf out;
     buf_init(&out, 4096);
     const char *stops[] = {"END"};
-    serve_text_init(&t, stops, 1);
-    serve_text_push(&t, "abE", 3, &out);
+    gen_text_init(&t, stops, 1);
+    gen_text_push(&t, "abE", 3, &out);
     cr_assert_eq(out.len, 2); /* "E" held */
-    serve_text_push(&t, "x", 1, &out);
+    gen_text_push(&t, "x", 1, &out);
     cr_assert_str_eq(out.data, "abEx");
-    serve_text_free(&t);
+    gen_text_free(&t);
     buf_free(&out);
 }
 
-Test(serve_text, utf8_never_partial) {
-    serve_text t;
+Test(gen_text, utf8_never_partial) {
+    gen_text t;
     buf out;
     buf_init(&out, 4096);
-    serve_text_init(&t, NULL, 0);
-    serve_text_push(&t, "a\xE2\x82", 3, &out); /* euro sign cut short */
+    gen_text_init(&t, NULL, 0);
+    gen_text_push(&t, "a\xE2\x82", 3, &out); /* euro sign cut short */
     cr_assert_str_eq(out.data, "a");
-    serve_text_push(&t, "\xAC", 1, &out);
+    gen_text_push(&t, "\xAC", 1, &out);
     cr_assert_str_eq(out.data, "a\xE2\x82\xAC");
-    serve_text_push(&t, "\xFF", 1, &out); /* invalid: replaced */
+    gen_text_push(&t, "\xFF", 1, &out); /* invalid: replaced */
     cr_assert_str_eq(out.data, "a\xE2\x82\xAC\xEF\xBF\xBD");
-    serve_text_push(&t, "\xF0\x9F", 2, &out);
-    serve_text_flush(&t, &out); /* cut short at the end: replaced, still valid */
+    gen_text_push(&t, "\xF0\x9F", 2, &out);
+    gen_text_flush(&t, &out); /* cut short at the end: replaced, still valid */
     cr_assert_str_eq(out.data, "a\xE2\x82\xAC\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-    serve_text_free(&t);
+    gen_text_free(&t);
     buf_free(&out);
 }
 
@@ -188,7 +188,7 @@ static void start(size_t max_body, int queue_max) {
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
 }
 static void set_model(void) {
-    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
     serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain"), NULL, NULL, NULL};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
 }
@@ -649,8 +649,8 @@ static drafted run_drafting(const char *mode, int cycle, const char *body) {
     char err[128];
     cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
-    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    serve_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "dir/tiny.gguf", .sha256 = "ab", .revision = "",
                              .chat = chat_format_by_name("plain")};
     if (strcmp(mode, "drafter") == 0) info.drafter = &d;
@@ -733,8 +733,8 @@ Test(serve_drafting, sampled_is_seeded_per_mode, .timeout = 60) {
 
 Test(serve_drafting, drafter_must_share_the_vocabulary) {
     start(0, -1);
-    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    serve_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain"),
                              .drafter = &d};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_ERR_ARG);

@@ -16,6 +16,7 @@
  *       store_submission_get      by id, the stored receipt text optionally
  *       store_submission_set_state   review, approve, reject, withdraw (with allowed from-states)
  *       store_lookup_due / store_lookup_record   the pending-checkpoint retry queue
+ *       store_queue               pending submissions of every suite, for `pacer board review`
  *       store_checkpoint_get / store_checkpoint_put   cached public-checkpoint lookups
  *   - Queries for the pages (every one selects exactly one suite id + digest):
  *       store_results             submissions by state and filters (model, platform,
@@ -175,6 +176,10 @@ pacer_err store_lookup_due(board_store *st, int64_t now_s, size_t limit, store_s
  * attempts and next time. Only a submission still pending-checkpoint changes
  * (PACER_ERR_STATE otherwise: a person decided in the meantime). */
 pacer_err store_lookup_record(board_store *st, const store_submission *sub, int64_t now_s);
+
+/* Submissions in `states` (bit per board_state) of every suite, oldest first: the review
+ * queue a person works through. */
+pacer_err store_queue(board_store *st, unsigned states, size_t limit, store_submission_list *out);
 
 /* A cached hub answer for a public checkpoint. */
 typedef struct store_checkpoint {

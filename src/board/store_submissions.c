@@ -267,6 +267,24 @@ pacer_err store_lookup_due(board_store *st, int64_t now_s, size_t limit, store_s
     return rc;
 }
 
+pacer_err store_queue(board_store *st, unsigned states, size_t limit, store_submission_list *out) {
+    memset(out, 0, sizeof *out);
+    sub_rows r = {.list = out, .limit = limit ? limit : 100};
+    store_value p[BOARD_STATE__COUNT + 1];
+    for (int i = 0; i < BOARD_STATE__COUNT; i++)
+        p[i] = states & (1u << i) ? sv_text(board_state_name((board_state)i)) : sv_null();
+    p[BOARD_STATE__COUNT] = sv_int((int64_t)r.limit + 1);
+    store_conn c;
+    store_conn_get(st, &c);
+    pacer_err rc = store_run(&c,
+                             "SELECT " SUB_COLS "NULL" SUB_FROM
+                             "WHERE s.state IN ($1, $2, $3, $4, $5) ORDER BY s.created_s, s.id LIMIT $6",
+                             p, BOARD_STATE__COUNT + 1, row_sub, &r);
+    store_conn_put(&c);
+    if (rc) store_submission_list_free(out);
+    return rc;
+}
+
 pacer_err store_lookup_record(board_store *st, const store_submission *sub, int64_t now_s) {
     int64_t changed = 0;
     store_value p[] = {sv_text(sub->id),

@@ -236,7 +236,7 @@ static int answer_rejected(board *b, const intake_verdict *v, json_t **answer) {
     char line[1024];
     intake_reasons_line(v->reasons, line, sizeof line);
     char msg[1100];
-    snprintf(msg, sizeof msg, "receipt rejected: %s", line);
+    snprintf(msg, sizeof msg, "receipt rejected: %.300s", line);
     *answer = error_answer("invalid_receipt", msg, v->reasons);
     json_object_set_new(*answer, "state", json_string(board_state_name(BOARD_STATE_REJECTED)));
     return v->http_status ? v->http_status : 422;

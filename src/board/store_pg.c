@@ -29,7 +29,14 @@ static void pg_message(const char *what, const char *msg, char *err, size_t err_
     snprintf(err, err_n, "%s: %.*s", what, (int)n, msg);
 }
 
+/* Server notices ("relation already exists, skipping") are not errors: kept off stderr. */
+static void pg_notice(void *arg, const char *message) {
+    (void)arg;
+    (void)message;
+}
+
 static pacer_err pg_setup(PGconn *c, char *err, size_t err_n) {
+    PQsetNoticeProcessor(c, pg_notice, NULL);
     if (PQsetClientEncoding(c, "UTF8") != 0) {
         pg_message("PostgreSQL", PQerrorMessage(c), err, err_n);
         return PACER_ERR_IO;

@@ -1,0 +1,133 @@
+#!/bin/sh
+# board.sh - 'pacer board' end to end, the same cases on SQLite and on a real PostgreSQL
+# (a private cluster, tests/board_lib.sh): a complete standard receipt published; forged
+# aggregate, tampered digest, v1 relabelled v2 and a changed seed rejected with the reason;
+# a retry answered with the same submission and the quota unchanged; the 21st upload of a
+# day refused; hub down -> pending-checkpoint, hub back -> public with no new upload; a
+# private checkpoint never public; ROCm refused by client and receiver unless enabled;
+# withdrawal by the contributor, review and approval by the admin.
+. tests/lib.sh
+. tests/board_lib.sh
+
+make_receipt ok || fail "a real community-v2 receipt"
+make_receipt v1 --suite community-v1 || fail "a real community-v1 receipt"
+V2=$(python3 -c "import json; print(json.load(open('$TMP/ok.json'))['suite']['digest'])")
+mutate "$TMP/ok.json" "$TMP/forged.json" "r['cells'][3]['aggregates']['stream_tok_s']['median'] *= 1.5"
+mutate "$TMP/ok.json" "$TMP/tampered.json" "r['suite']['digest'] = '0' * 64"
+mutate "$TMP/v1.json" "$TMP/v1as2.json" "r['suite'].update(id='community-v2', version=2, digest='$V2')"
+mutate "$TMP/ok.json" "$TMP/seed.json" "r['cells'][0]['attempts'][3]['seed'] = 7"
+mutate "$TMP/ok.json" "$TMP/m2.json" "r['model']['id'] = 'org/m2'"
+mutate "$TMP/ok.json" "$TMP/m3.json" "r['model']['id'] = 'org/m3'"
+mutate "$TMP/ok.json" "$TMP/secret.json" "r['model']['id'] = 'org/secret'"
+mutate "$TMP/ok.json" "$TMP/moe.json" "r['model']['id'] = 'org/moe'"
+mutate "$TMP/ok.json" "$TMP/rocm.json" "r['backend']['name'] = 'rocm'"
+mutate "$TMP/ok.json" "$TMP/short.json" "r['cells'][2]['attempts'][2].update(status='incomplete', reason='stream cut'); r['cells'][2]['status']='incomplete'; r['cells'][2]['aggregates']=None; r['exit_status']=2; r['ranked']=False"
+for i in $(seq 1 21); do mutate "$TMP/ok.json" "$TMP/q$i.json" "r['run_id'] = 'quota-$i'"; done
+start_hub --down-file "$TMP/hub.down" || fail "fixture hub starts"
+
+# run_cases KIND STORE_OPTION STORE_TARGET
+run_cases() {
+  K=$1; SO=$2; ST=$3
+  TOK=$("$PACER" board token create alice $SO "$ST" 2>/dev/null)
+  TOK2=$("$PACER" board token create bob $SO "$ST" 2>/dev/null)
+  check "[$K] token create prints a token" sh -c "echo '$TOK' | grep -q '^pbt_[0-9a-f]\{48\}$'"
+  start_board "b-$K" $SO "$ST" --hub-retry 1 || { fail "[$K] board starts"; return; }
+
+  out=$(PACER_BENCHMARK_TOKEN=$TOK "$PACER" bench publish "$TMP/ok.json" --yes --upload-url "$BOARD" 2>&1)
+  check "[$K] complete standard receipt published" sh -c "echo '$out' | grep -q '^published: /r/s-[0-9a-f]*$'"
+  ID=$(echo "$out" | sed -n 's|^published: /r/||p')
+  check "[$K] it is public, with the checkpoint's parameter count" \
+    [ "$(submission "$ID" "" "s['state'], s['params_total'], s['params_active']")" = "('public', 1235814400, 1235814400)" ]
+
+  upload "$TMP/forged.json" "$TOK"
+  check "[$K] forged aggregate rejected with the reason" sh -c "[ $CODE = 422 ] && grep -q 'aggregate check failed' '$TMP/answer.json'"
+  upload "$TMP/tampered.json" "$TOK"
+  check "[$K] tampered digest rejected with the reason" sh -c "[ $CODE = 422 ] && grep -q 'digest check failed' '$TMP/answer.json'"
+  upload "$TMP/v1as2.json" "$TOK"
+  check "[$K] v1 relabelled v2 rejected with the reason" sh -c "[ $CODE = 422 ] && grep -q 'suite check failed' '$TMP/answer.json'"
+  upload "$TMP/seed.json" "$TOK"
+  check "[$K] changed seed rejected with the reason" sh -c "[ $CODE = 422 ] && grep -q 'seed check failed' '$TMP/answer.json'"
+  upload "$TMP/v1.json" "$TOK"
+  check "[$K] a v1 receipt is taken as v1" [ "$CODE:$(answer "a['state'], a['suite']")" = "201:('public', 'community-v1')" ]
+
+  upload "$TMP/ok.json" "$TOK"
+  check "[$K] a retry returns the same submission, quota unchanged" \
+    [ "$CODE:$(answer "a['id'], a['duplicate'], a['uploads_today']")" = "200:('$ID', True, 2)" ]
+  upload "$TMP/ok.json" "$TOK2"
+  check "[$K] the same receipt from another contributor is refused" [ "$CODE" = 409 ]
+  upload "$TMP/ok.json" "not-a-token"
+  check "[$K] an unknown token is refused" [ "$CODE" = 401 ]
+
+  i=1; codes=""
+  while [ $i -le 21 ]; do upload "$TMP/q$i.json" "$TOK2"; codes="$codes$CODE "; i=$((i + 1)); done
+  check "[$K] 20 uploads of a day taken, the 21st refused" \
+    [ "$codes" = "$(printf '201 %.0s' $(seq 1 20))429 " ]
+  upload "$TMP/q5.json" "$TOK2"
+  check "[$K] after the quota a retry is still answered" [ "$CODE" = 200 ]
+
+  touch "$TMP/hub.down"
+  upload "$TMP/m2.json" "$TOK"
+  PID_ID=$(answer "a['id']")
+  check "[$K] hub down: saved as pending-checkpoint" [ "$CODE:$(answer "a['state']")" = "201:pending-checkpoint" ]
+  check "[$K] pending is private" [ "$(curl -s -o /dev/null -w '%{http_code}' "$BOARD/api/v1/receipts/$PID_ID")" = 404 ]
+  sleep 1.5
+  check "[$K] still pending while the hub is down" [ "$(submission "$PID_ID" "$TOK" "s['state']")" = pending-checkpoint ]
+  rm -f "$TMP/hub.down"
+  n=0; while [ $n -lt 60 ] && [ "$(submission "$PID_ID" "$TOK" "s['state']")" != public ]; do sleep 0.25; n=$((n + 1)); done
+  check "[$K] hub back: public without a new upload" [ "$(submission "$PID_ID" "" "s['state'], s['params_total']")" = "('public', 1235814400)" ]
+  check "[$K] lookup retries counted" sh -c "curl -s '$BOARD/metrics' | grep -q 'pacer_board_checkpoint_lookup_retries_total [1-9]'"
+
+  upload "$TMP/secret.json" "$TOK"
+  SID=$(answer "a['id']")
+  check "[$K] private checkpoint: pending-review, saying why" \
+    sh -c "[ '$CODE:$(answer "a['state']")' = 201:pending-review ] && grep -q 'does not show org/secret' '$TMP/answer.json'"
+  sleep 1.2
+  check "[$K] ... and never public on its own" [ "$(submission "$SID" "$TOK" "s['state']")" = pending-review ]
+  upload "$TMP/short.json" "$TOK"
+  check "[$K] a valid incomplete run waits for review" \
+    sh -c "[ '$CODE:$(answer "a['state']")' = 201:pending-review ] && grep -q 'cell chat/sampled is incomplete' '$TMP/answer.json'"
+  upload "$TMP/moe.json" "$TOK"
+  check "[$K] mixture of experts: total and active parameters from its config" \
+    [ "$(answer "a['params_total'], a['params_active']")" = "(46702792704, 12879925248)" ]
+
+  "$PACER" board review $SO "$ST" > "$TMP/review.txt"
+  check "[$K] review lists the private one" grep -q "$SID .*pending-review" "$TMP/review.txt"
+  "$PACER" board approve "$SID" $SO "$ST" > /dev/null
+  check "[$K] approved by a person: public" [ "$(submission "$SID" "" "s['state']")" = public ]
+  check "[$K] another contributor cannot withdraw it" \
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK2" "$BOARD/api/v1/receipts/$SID/withdraw")" = 404 ]
+  check "[$K] its contributor withdraws it" \
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" "$BOARD/api/v1/receipts/$SID/withdraw")" = 200 ]
+  check "[$K] withdrawn: gone from public view" [ "$(curl -s -o /dev/null -w '%{http_code}' "$BOARD/api/v1/receipts/$SID")" = 404 ]
+  "$PACER" board approve "$SID" $SO "$ST" > /dev/null 2>&1
+  check "[$K] a withdrawn submission is never republished" [ $? -ne 0 ]
+
+  "$PACER" bench publish "$TMP/rocm.json" --yes --upload-url "$BOARD" > "$TMP/rocm.out" 2>&1
+  check "[$K] client refuses ROCm when the board does not list it" sh -c "[ $? -ne 0 ] && grep -q 'does not take rocm' '$TMP/rocm.out'"
+  upload "$TMP/rocm.json" "$TOK"
+  check "[$K] receiver refuses ROCm unless enabled" sh -c "[ $CODE = 422 ] && grep -q 'backend check failed' '$TMP/answer.json'"
+  stop_board
+  start_board "r-$K" $SO "$ST" --accept-backends cuda,rocm,cpu || { fail "[$K] board with ROCm starts"; return; }
+  PACER_BENCHMARK_TOKEN=$TOK "$PACER" bench publish "$TMP/rocm.json" --yes --upload-url "$BOARD" > "$TMP/rocm2.out" 2>&1
+  check "[$K] ROCm published where enabled" grep -q '^published: ' "$TMP/rocm2.out"
+  curl -s "$BOARD/metrics" > "$TMP/metrics-$K.txt"
+  check "[$K] metrics: uploads by outcome, failures by reason, latency" sh -c \
+    "grep -q 'pacer_board_uploads_total{outcome=\"public\"}' '$TMP/metrics-$K.txt' &&
+     grep -q 'pacer_board_request_duration_seconds_count{route=\"upload\"}' '$TMP/metrics-$K.txt'"
+  stop_board
+  if [ "$K" = sqlite ]; then dump() { cat "$ST"*; }; else dump() { pg_dump -d "$ST" 2>/dev/null; }; fi
+  if dump | grep -aq "$TOK"; then fail "[$K] upload tokens are stored only hashed"; else
+    dump | grep -aq "$(printf '%s' "$TOK" | sha256sum | cut -d' ' -f1)" && pass "[$K] upload tokens are stored only hashed" ||
+      fail "[$K] upload tokens are stored only hashed" "no hash found either"; fi
+}
+
+run_cases sqlite --db "$TMP/board.db"
+if pg_start; then
+  DB=$(pg_db board_cases) || fail "a PostgreSQL database"
+  run_cases pg --pg "$DB"
+elif [ "${CI:-}" = true ]; then
+  fail "PostgreSQL cases" "$PG_WHY"
+else
+  skip "PostgreSQL cases" "$PG_WHY"
+fi
+finish

@@ -26,13 +26,18 @@ make_receipt() {
   return $rc
 }
 
-# mutate IN OUT PYTHON: OUT is IN after the Python statements (the receipt is `r`)
+# mutate IN OUT PYTHON [OUT PYTHON]...: each OUT is IN after the Python statements (the
+# receipt is `r`); one interpreter for them all
 mutate() {
-  python3 -c "
-import json, sys
-r = json.load(open(sys.argv[1]))
-$3
-json.dump(r, open(sys.argv[2], 'w'))" "$1" "$2"
+  src=$1; shift
+  python3 - "$src" "$@" <<'EOT'
+import copy, json, sys
+base = json.load(open(sys.argv[1]))
+for out, code in zip(sys.argv[2::2], sys.argv[3::2]):
+    r = copy.deepcopy(base)
+    exec(code)
+    json.dump(r, open(out, "w"))
+EOT
 }
 
 # start_hub [ARGS...]: the fixture hub with repos org/m, org/m2, org/m3, org/secret (private)
@@ -74,13 +79,11 @@ upload() {
   CODE=$(curl -s -o "$TMP/answer.json" -w '%{http_code}' -H "Authorization: Bearer $2" \
     -H 'Content-Type: application/json' --data-binary @"$1" "$BOARD/api/v1/receipts")
 }
-# answer EXPR: a Python expression over the last answer `a`
-answer() { python3 -c "import json,sys; a=json.load(open(sys.argv[1])); print(($1))" "$TMP/answer.json" 2>/dev/null; }
-# submission ID TOKEN EXPR: a Python expression over GET /api/v1/receipts/ID (`s`)
-submission() {
-  curl -s -H "Authorization: Bearer $2" "$BOARD/api/v1/receipts/$1" |
-    python3 -c "import json,sys; s=json.load(sys.stdin); print(($3))" 2>/dev/null
-}
+# jget KEY [FILE]: the first value of KEY in compact JSON (a string's text or a number);
+# FILE defaults to the last answer
+jget() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" "${2:-$TMP/answer.json}" | head -n 1 | sed 's/^"[^"]*"://; s/^"//; s/"$//'; }
+# submission ID TOKEN: GET /api/v1/receipts/ID into $TMP/sub.json
+submission() { curl -s -H "Authorization: Bearer $2" "$BOARD/api/v1/receipts/$1" > "$TMP/sub.json"; }
 
 # pg_start: a private cluster; sets $PG (a conninfo for database "postgres"). Returns 1, with
 # $PG_WHY, when PostgreSQL is not installed.

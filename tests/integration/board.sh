@@ -11,18 +11,18 @@
 
 make_receipt ok || fail "a real community-v2 receipt"
 make_receipt v1 --suite community-v1 || fail "a real community-v1 receipt"
-V2=$(python3 -c "import json; print(json.load(open('$TMP/ok.json'))['suite']['digest'])")
-mutate "$TMP/ok.json" "$TMP/forged.json" "r['cells'][3]['aggregates']['stream_tok_s']['median'] *= 1.5"
-mutate "$TMP/ok.json" "$TMP/tampered.json" "r['suite']['digest'] = '0' * 64"
+V2=34a6896eb576cd8e70a10676bc0a0f3b716a03740c23ae1bfc26868210bc79c0
 mutate "$TMP/v1.json" "$TMP/v1as2.json" "r['suite'].update(id='community-v2', version=2, digest='$V2')"
-mutate "$TMP/ok.json" "$TMP/seed.json" "r['cells'][0]['attempts'][3]['seed'] = 7"
-mutate "$TMP/ok.json" "$TMP/m2.json" "r['model']['id'] = 'org/m2'"
-mutate "$TMP/ok.json" "$TMP/m3.json" "r['model']['id'] = 'org/m3'"
-mutate "$TMP/ok.json" "$TMP/secret.json" "r['model']['id'] = 'org/secret'"
-mutate "$TMP/ok.json" "$TMP/moe.json" "r['model']['id'] = 'org/moe'"
-mutate "$TMP/ok.json" "$TMP/rocm.json" "r['backend']['name'] = 'rocm'"
-mutate "$TMP/ok.json" "$TMP/short.json" "r['cells'][2]['attempts'][2].update(status='incomplete', reason='stream cut'); r['cells'][2]['status']='incomplete'; r['cells'][2]['aggregates']=None; r['exit_status']=2; r['ranked']=False"
-for i in $(seq 1 21); do mutate "$TMP/ok.json" "$TMP/q$i.json" "r['run_id'] = 'quota-$i'"; done
+set -- "$TMP/forged.json" "r['cells'][3]['aggregates']['stream_tok_s']['median'] *= 1.5" \
+  "$TMP/tampered.json" "r['suite']['digest'] = '0' * 64" \
+  "$TMP/seed.json" "r['cells'][0]['attempts'][3]['seed'] = 7" \
+  "$TMP/m2.json" "r['model']['id'] = 'org/m2'" \
+  "$TMP/secret.json" "r['model']['id'] = 'org/secret'" \
+  "$TMP/moe.json" "r['model']['id'] = 'org/moe'" \
+  "$TMP/rocm.json" "r['backend']['name'] = 'rocm'" \
+  "$TMP/short.json" "r['cells'][2]['attempts'][2].update(status='incomplete', reason='stream cut'); r['cells'][2].update(status='incomplete', aggregates=None); r.update(exit_status=2, ranked=False)"
+for i in $(seq 1 21); do set -- "$@" "$TMP/q$i.json" "r['run_id'] = 'quota-$i'"; done
+mutate "$TMP/ok.json" "$@"
 start_hub --down-file "$TMP/hub.down" || fail "fixture hub starts"
 
 # run_cases KIND STORE_OPTION STORE_TARGET
@@ -36,8 +36,9 @@ run_cases() {
   out=$(PACER_BENCHMARK_TOKEN=$TOK "$PACER" bench publish "$TMP/ok.json" --yes --upload-url "$BOARD" 2>&1)
   check "[$K] complete standard receipt published" sh -c "echo '$out' | grep -q '^published: /r/s-[0-9a-f]*$'"
   ID=$(echo "$out" | sed -n 's|^published: /r/||p')
+  submission "$ID" ""
   check "[$K] it is public, with the checkpoint's parameter count" \
-    [ "$(submission "$ID" "" "s['state'], s['params_total'], s['params_active']")" = "('public', 1235814400, 1235814400)" ]
+    [ "$(jget state "$TMP/sub.json") $(jget params_total "$TMP/sub.json") $(jget params_active "$TMP/sub.json")" = "public 1235814400 1235814400" ]
 
   upload "$TMP/forged.json" "$TOK"
   check "[$K] forged aggregate rejected with the reason" sh -c "[ $CODE = 422 ] && grep -q 'aggregate check failed' '$TMP/answer.json'"
@@ -48,11 +49,11 @@ run_cases() {
   upload "$TMP/seed.json" "$TOK"
   check "[$K] changed seed rejected with the reason" sh -c "[ $CODE = 422 ] && grep -q 'seed check failed' '$TMP/answer.json'"
   upload "$TMP/v1.json" "$TOK"
-  check "[$K] a v1 receipt is taken as v1" [ "$CODE:$(answer "a['state'], a['suite']")" = "201:('public', 'community-v1')" ]
+  check "[$K] a v1 receipt is taken as v1" [ "$CODE $(jget state) $(jget suite)" = "201 public community-v1" ]
 
   upload "$TMP/ok.json" "$TOK"
   check "[$K] a retry returns the same submission, quota unchanged" \
-    [ "$CODE:$(answer "a['id'], a['duplicate'], a['uploads_today']")" = "200:('$ID', True, 2)" ]
+    [ "$CODE $(jget id) $(jget duplicate) $(jget uploads_today)" = "200 $ID true 2" ]
   upload "$TMP/ok.json" "$TOK2"
   check "[$K] the same receipt from another contributor is refused" [ "$CODE" = 409 ]
   upload "$TMP/ok.json" "not-a-token"
@@ -67,33 +68,37 @@ run_cases() {
 
   touch "$TMP/hub.down"
   upload "$TMP/m2.json" "$TOK"
-  PID_ID=$(answer "a['id']")
-  check "[$K] hub down: saved as pending-checkpoint" [ "$CODE:$(answer "a['state']")" = "201:pending-checkpoint" ]
+  PID_ID=$(jget id)
+  check "[$K] hub down: saved as pending-checkpoint" [ "$CODE $(jget state)" = "201 pending-checkpoint" ]
   check "[$K] pending is private" [ "$(curl -s -o /dev/null -w '%{http_code}' "$BOARD/api/v1/receipts/$PID_ID")" = 404 ]
   sleep 1.5
-  check "[$K] still pending while the hub is down" [ "$(submission "$PID_ID" "$TOK" "s['state']")" = pending-checkpoint ]
+  submission "$PID_ID" "$TOK"
+  check "[$K] still pending while the hub is down" [ "$(jget state "$TMP/sub.json")" = pending-checkpoint ]
   rm -f "$TMP/hub.down"
-  n=0; while [ $n -lt 60 ] && [ "$(submission "$PID_ID" "$TOK" "s['state']")" != public ]; do sleep 0.25; n=$((n + 1)); done
-  check "[$K] hub back: public without a new upload" [ "$(submission "$PID_ID" "" "s['state'], s['params_total']")" = "('public', 1235814400)" ]
+  n=0; while [ $n -lt 60 ] && submission "$PID_ID" "$TOK" && [ "$(jget state "$TMP/sub.json")" != public ]; do sleep 0.25; n=$((n + 1)); done
+  submission "$PID_ID" ""
+  check "[$K] hub back: public without a new upload" [ "$(jget state "$TMP/sub.json") $(jget params_total "$TMP/sub.json")" = "public 1235814400" ]
   check "[$K] lookup retries counted" sh -c "curl -s '$BOARD/metrics' | grep -q 'pacer_board_checkpoint_lookup_retries_total [1-9]'"
 
   upload "$TMP/secret.json" "$TOK"
-  SID=$(answer "a['id']")
+  SID=$(jget id)
   check "[$K] private checkpoint: pending-review, saying why" \
-    sh -c "[ '$CODE:$(answer "a['state']")' = 201:pending-review ] && grep -q 'does not show org/secret' '$TMP/answer.json'"
+    sh -c "[ '$CODE $(jget state)' = '201 pending-review' ] && grep -q 'does not show org/secret' '$TMP/answer.json'"
   sleep 1.2
-  check "[$K] ... and never public on its own" [ "$(submission "$SID" "$TOK" "s['state']")" = pending-review ]
+  submission "$SID" "$TOK"
+  check "[$K] ... and never public on its own" [ "$(jget state "$TMP/sub.json")" = pending-review ]
   upload "$TMP/short.json" "$TOK"
   check "[$K] a valid incomplete run waits for review" \
-    sh -c "[ '$CODE:$(answer "a['state']")' = 201:pending-review ] && grep -q 'cell chat/sampled is incomplete' '$TMP/answer.json'"
+    sh -c "[ '$CODE $(jget state)' = '201 pending-review' ] && grep -q 'cell chat/sampled is incomplete' '$TMP/answer.json'"
   upload "$TMP/moe.json" "$TOK"
   check "[$K] mixture of experts: total and active parameters from its config" \
-    [ "$(answer "a['params_total'], a['params_active']")" = "(46702792704, 12879925248)" ]
+    [ "$(jget params_total) $(jget params_active)" = "46702792704 12879925248" ]
 
   "$PACER" board review $SO "$ST" > "$TMP/review.txt"
   check "[$K] review lists the private one" grep -q "$SID .*pending-review" "$TMP/review.txt"
   "$PACER" board approve "$SID" $SO "$ST" > /dev/null
-  check "[$K] approved by a person: public" [ "$(submission "$SID" "" "s['state']")" = public ]
+  submission "$SID" ""
+  check "[$K] approved by a person: public" [ "$(jget state "$TMP/sub.json")" = public ]
   check "[$K] another contributor cannot withdraw it" \
     [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK2" "$BOARD/api/v1/receipts/$SID/withdraw")" = 404 ]
   check "[$K] its contributor withdraws it" \

@@ -277,7 +277,7 @@ signal_case() { # NAME SIGNAL MODE WAIT_FOR EXPECT_RC RECEIPT(yes|no) [second si
   rm -f "$FAKE_ENGINE_PIDFILE" "$FAKE_ENGINE_PIDFILE.child" "$TMP/sig.json"
   FAKE_ENGINE_MODE=$3 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --reps 2 --tokens 200 --output "$TMP/sig.json" >"$TMP/sig.out" 2>&1 &
   bp=$!
-  if [ "$4" = ready ]; then i=0; while ! grep -q "ready" "$TMP/sig.out" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.5
+  if [ "$4" = ready ]; then i=0; while ! grep -q "ready" "$TMP/sig.out" 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.5
   else wait_file "$FAKE_ENGINE_PIDFILE" 10; sleep 0.3; fi
   kill -"$2" $bp
   [ -n "${7:-}" ] && { sleep 1; kill -"$7" $bp; }

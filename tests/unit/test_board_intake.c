@@ -131,6 +131,16 @@ Test(intake, board_checks_list_every_reason) {
     cr_assert_not(intake_parse_accept(&cfg, "v3"));
 }
 
+Test(intake, server_text_that_leaks_is_rejected_by_the_privacy_check) {
+    json_t *r = receipt();
+    json_object_set_new(json_object_get(r, "manifest"), "reason", json_string("loaded /home/alice/models/x.gguf on gpu-node-7.corp.example"));
+    intake_verdict v = judge(r, NULL);
+    cr_assert_eq(v.outcome, INTAKE_REJECTED);
+    cr_assert_str_eq(v.codes[0], "privacy", "%s", json_dumps(v.reasons, 0));
+    cr_assert_null(strstr(json_dumps(v.reasons, 0), "alice"), "the reason never repeats the text");
+    intake_verdict_free(&v);
+}
+
 Test(intake, valid_but_not_complete_standard_goes_to_review) {
     json_t *r = receipt();
     json_object_set_new(json_object_get(r, "manifest"), "rank_count", json_integer(3));

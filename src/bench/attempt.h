@@ -110,9 +110,7 @@ typedef struct attempt_sample {
  * an error code only for invalid arguments. Thread-safe given distinct arguments. */
 pacer_err attempt_run(const attempt_request *req, attempt_sample *out);
 
-/* The sample as a JSON object: the struct's field names, *_ns as integers, absent values
- * (has_* false, empty strings) as null. Returns a new reference, NULL on OOM. */
-json_t *attempt_sample_to_json(const attempt_sample *s);
+/* A sample as JSON: receipt_attempt_to_json() (bench/receipt.h), the receipt's one schema. */
 
 /* Names used in JSON and reports. */
 const char *attempt_route_name(attempt_route r);   /* "completions" | "chat" */

@@ -526,12 +526,17 @@ json_t *receipt_drafts_new(const char *run_id, bool drafter_passed) {
 
 static json_t *opt_int(bool has, int64_t v) { return has ? json_integer(v) : json_null(); }
 
+json_t *receipt_drafts_counts(const attempt_sample *s) {
+    return json_pack("{s:o,s:o,s:o}", "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
+                     "draft_proposed", opt_int(s->has_draft_n, s->draft_n), "draft_accepted",
+                     opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
+}
+
 pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s) {
-    json_t *a = json_pack("{s:i,s:i,s:b,s:o,s:o,s:o}", "cell", cell, "index", index, "warmup", warmup,
-                          "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
-                          "draft_proposed", opt_int(s->has_draft_n, s->draft_n),
-                          "draft_accepted", opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
-    if (!a) return PACER_ERR_NOMEM;
+    json_t *a = json_pack("{s:i,s:i,s:b}", "cell", cell, "index", index, "warmup", warmup);
+    json_t *counts = receipt_drafts_counts(s);
+    if (!a || !counts || json_object_update(a, counts)) { json_decref(a); json_decref(counts); return PACER_ERR_NOMEM; }
+    json_decref(counts);
     return json_array_append_new(json_object_get(drafts, "attempts"), a) ? PACER_ERR_NOMEM : PACER_OK;
 }
 

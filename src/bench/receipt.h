@@ -104,7 +104,10 @@ pacer_err receipt_paths(const char *output, const char *run_id, char *path, size
 /* The drafts file: per attempt the server-reported verify rounds, proposed and accepted
  * draft tokens, and totals (null when a sum would pass 64 bits). */
 json_t *receipt_drafts_new(const char *run_id, bool drafter_passed);
-/* Appends one attempt (cell index, attempt index, warm-up flag) from `s`. */
+/* One attempt's server-reported drafting counts: {verify_rounds, draft_proposed,
+ * draft_accepted}, each null when the server did not report it. New reference. */
+json_t *receipt_drafts_counts(const attempt_sample *s);
+/* Appends one attempt (cell index, attempt index, warm-up flag, then its counts) from `s`. */
 pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s);
 /* Computes the totals object from the attempts appended so far. */
 pacer_err receipt_drafts_finish(json_t *drafts);

@@ -82,6 +82,19 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
  * otherwise JSON null. A metric absent from any sample is null. */
 json_t *receipt_cell_aggregates(const json_t *attempts, int reps);
 
+/* One aggregated metric: the table that drives a cell's aggregates and every view of them
+ * (inspect's columns in text, CSV and Markdown). */
+typedef struct receipt_metric {
+    const char *name;   /* key in a cell's "aggregates" (and the CSV column) */
+    const char *label;  /* column head for people */
+    const char *unit;   /* "tok/s" or "ms" */
+    const char *format; /* printf format of a value (every view prints the same digits) */
+    int width;          /* text column width */
+    bool (*get)(const attempt_sample *s, double *v); /* false: absent from this sample */
+} receipt_metric;
+extern const receipt_metric receipt_metrics[];
+extern const size_t receipt_metric_count;
+
 /* Validates a receipt document against the rules of its own suite version: shape, suite
  * digest (must be a built-in one, matching its id), every attempt re-judged, aggregates
  * recomputed, cell statuses and exit status. On failure `err` says which check failed. */

@@ -7,6 +7,7 @@
 # the upload flow with nothing sent before confirm, profiles by cookie, keyboard navigation
 # of the map, filters, hostile display names). Chromium is Debian's chromium, driven by npm
 # playwright-core; without them the browser part is skipped visibly (and fails when CI=true).
+# The ranking cases of test_board_site also run here on a private PostgreSQL cluster.
 . tests/lib.sh
 . tests/board_lib.sh
 
@@ -103,6 +104,19 @@ check "a 10 MB upload is refused" sh -c "[ $CODE = 413 ] && grep -q 'larger than
 CODE=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ALICE" --data-binary @"$TMP/big.json" "$BOARD/api/v1/receipts")
 check "a 10 MB API upload is refused" [ "$CODE" = 413 ]
 check "the board still serves, nothing stored" sh -c "curl -s '$BOARD/' | grep -q 'data-count=\"runs\">5<'"
+
+# ---- the ranking cases of test_board_site on PostgreSQL (SQLite: the unit pass) ----
+if pg_start; then
+  for t in ties_share_honours unrounded_values_decide pending_and_withdrawn_earn_nothing unknown_sizes_unranked \
+           v1_and_v2_never_mixed; do
+    db=$(pg_db "rank_$t")
+    PACER_TEST_PG="$db" "$BUILD/tests/test_board_site" --jobs 1 --filter "site_rank/$t" > "$TMP/pg-$t.txt" 2>&1
+    cp "$TMP/pg-$t.txt" /tmp/wsrun/ 2>/dev/null; check "PostgreSQL: $t" grep -q 'Passing: 1 | Failing: 0 | Crashing: 0' "$TMP/pg-$t.txt"
+  done
+  pg_stop
+elif [ "${CI:-}" = true ]; then fail "ranking on PostgreSQL" "$PG_WHY"
+else skip "ranking on PostgreSQL" "$PG_WHY"
+fi
 
 # ---- in a browser ----
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "bench/receipt.h"
+#include "bench/sanitize.h"
 #include "bench/suite.h"
 
 void intake_config_default(intake_config *cfg) {
@@ -222,6 +224,23 @@ static void completeness(const json_t *r, store_submission *f, intake_verdict *v
     f->complete = v->outcome == INTAKE_STANDARD; /* what the rankings select on */
 }
 
+/* The sanitizer's contexts (the prompts of each built-in suite), made once and only read after. */
+static sanitize_context *intake_sanitize[2];
+static pthread_once_t intake_sanitize_once = PTHREAD_ONCE_INIT;
+
+static void intake_sanitize_init(void) {
+    static const char *const ids[2] = {"community-v1", "community-v2"};
+    for (int i = 0; i < 2; i++) {
+        suite s;
+        char err[128];
+        intake_sanitize[i] = sanitize_context_new();
+        if (intake_sanitize[i] && suite_load(ids[i], &s, err, sizeof err) == PACER_OK) {
+            (void)sanitize_context_add_suite(intake_sanitize[i], &s);
+            suite_free(&s);
+        }
+    }
+}
+
 /* The board's own checks of a receipt the validator accepted. */
 static void board_checks(const intake_config *cfg, const json_t *r, const store_submission *f, intake_verdict *v) {
     bool v1 = strcmp(f->suite_id, "community-v1") == 0, v2 = strcmp(f->suite_id, "community-v2") == 0;
@@ -230,6 +249,10 @@ static void board_checks(const intake_config *cfg, const json_t *r, const store_
     /* an unknown backend is no rejection: completeness decides (hardware unknown) */
     if (strcmp(f->backend, "unknown") != 0 && !intake_backend_accepted(cfg, f->backend))
         add_reason(v, "backend", "backend check failed: this board does not accept %s receipts", f->backend);
+    pthread_once(&intake_sanitize_once, intake_sanitize_init);
+    char err[256];
+    if (sanitize_check_receipt(r, intake_sanitize[v2 ? 1 : 0], err, sizeof err) != PACER_OK)
+        add_reason(v, "privacy", "%s", err);
     if (!json_get_bool(json_object_get(r, "model"), "publishable", false))
         add_reason(v, "unpublishable", "publish check failed: a local model cannot be published");
     else if (!repo_id_ok(f->model_id))

@@ -312,9 +312,9 @@ pacer_err store_lookup_record(board_store *st, const store_submission *sub, int6
 /* The filter part shared by store_results and store_contributors: parameters $1..$13. */
 #define QUERY_WHERE                                                                                                 \
     "WHERE s.suite_id = $1 AND s.suite_digest = $2 AND s.state IN ($3, $4, $5, $6, $7) "                           \
-    "AND ($8 IS NULL OR s.model_id = $8) AND ($9 IS NULL OR s.platform = $9) "                                      \
-    "AND ($10 IS NULL OR s.backend = $10) AND ($11 IS NULL OR s.gpu_name = $11) "                                    \
-    "AND ($12 IS NULL OR s.profile_id = $12) AND ($13 = 0 OR s.complete = 1) "
+    "AND (CAST($8 AS TEXT) IS NULL OR s.model_id = $8) AND (CAST($9 AS TEXT) IS NULL OR s.platform = $9) "                                      \
+    "AND (CAST($10 AS TEXT) IS NULL OR s.backend = $10) AND (CAST($11 AS TEXT) IS NULL OR s.gpu_name = $11) "                                    \
+    "AND (CAST($12 AS TEXT) IS NULL OR s.profile_id = $12) AND ($13 = 0 OR s.complete = 1) "
 #define QUERY_N_PARAMS 13
 
 static const char *opt(const char *s) { return s && s[0] ? s : NULL; }
@@ -350,7 +350,7 @@ pacer_err store_results(board_store *st, const store_query *q, store_submission_
     store_conn_get(st, &c);
     rc = store_run(&c,
                    "SELECT " SUB_COLS "CASE WHEN $17 = 1 THEN s.receipt ELSE NULL END" SUB_FROM QUERY_WHERE
-                   "AND ($14 IS NULL OR s.created_s < $15 OR (s.created_s = $15 AND s.id < $14)) "
+                   "AND (CAST($14 AS TEXT) IS NULL OR s.created_s < $15 OR (s.created_s = $15 AND s.id < $14)) "
                    "ORDER BY s.created_s DESC, s.id DESC LIMIT $16",
                    p, QUERY_N_PARAMS + 4, row_sub, &r);
     store_conn_put(&c);

@@ -36,6 +36,8 @@ struct engine {
     tokenizer *tok;
     engine_info info;
     threadpool *tp;
+    bool own_tp;  /* tp was started here (not borrowed through engine_params.pool) */
+    char tok_err[256]; /* why tok is NULL */
     int n_embd, n_layer, n_head, n_head_kv, hd, n_ff, n_vocab, n_ctx, n_rot;
     int q_dim, kv_dim;
     float eps, rope_base, rope_scale;
@@ -258,7 +260,8 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     int nt = p && p->n_threads > 0 ? p->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nt < 1)
         nt = 1;
-    e->tp = threadpool_create(nt);
+    e->own_tp = !(p && p->pool);
+    e->tp = e->own_tp ? threadpool_create(nt) : p->pool;
     if (!e->tp) {
         snprintf(err, err_len, "cannot start %d threads", nt);
         return PACER_ERR_NOMEM;
@@ -299,11 +302,12 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
  * tokenizer cannot build still opens (engine_get_tokenizer then returns NULL): evaluation
  * needs only ids. */
 static pacer_err engine_open_tokenizer(engine *e, char *err, size_t err_len) {
-    char terr[256];
     (void)err;
     (void)err_len;
-    if (tokenizer_from_gguf(e->gf, &e->tok, terr, sizeof terr) != PACER_OK)
-        e->tok = NULL;
+    if (tokenizer_from_gguf(e->gf, &e->tok, e->tok_err, sizeof e->tok_err) != PACER_OK)
+        e->tok = NULL; /* the reason stays in e->tok_err (engine_tokenizer_error) */
+    else
+        e->tok_err[0] = 0;
     return PACER_OK;
 }
 
@@ -335,7 +339,8 @@ pacer_err engine_open(const char *path, const engine_params *params, engine **ou
 void engine_close(engine *e) {
     if (!e)
         return;
-    threadpool_destroy(e->tp);
+    if (e->own_tp)
+        threadpool_destroy(e->tp);
     tokenizer_free(e->tok);
     free(e->layers);
     free(e->x);
@@ -359,6 +364,8 @@ const engine_info *engine_get_info(const engine *e) { return &e->info; }
 const tokenizer *engine_get_tokenizer(const engine *e) { return e->tok; }
 const gguf_file *engine_get_gguf(const engine *e) { return e->gf; }
 int engine_n_past(const engine *e) { return e->n_past; }
+threadpool *engine_get_pool(const engine *e) { return e->tp; }
+const char *engine_tokenizer_error(const engine *e) { return e->tok ? "" : e->tok_err; }
 
 /* ---------------- forward pass ---------------- */
 

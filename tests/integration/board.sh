@@ -5,7 +5,8 @@
 # a retry answered with the same submission and the quota unchanged; the 21st upload of a
 # day refused; hub down -> pending-checkpoint, hub back -> public with no new upload; a
 # private checkpoint never public; ROCm refused by client and receiver unless enabled;
-# withdrawal by the contributor, review and approval by the admin.
+# withdrawal by the contributor, review and approval by the admin. The store's unit tests
+# (test_board_store) run here once more against the PostgreSQL cluster.
 . tests/lib.sh
 . tests/board_lib.sh
 
@@ -130,6 +131,9 @@ run_cases sqlite --db "$TMP/board.db"
 if pg_start; then
   DB=$(pg_db board_cases) || fail "a PostgreSQL database"
   run_cases pg --pg "$DB"
+  PACER_TEST_PG="$(pg_db board_unit)" "$BUILD/tests/test_board_store" --jobs 1 > "$TMP/unit-pg.txt" 2>&1
+  check "[pg] the store's unit tests pass on PostgreSQL" sh -c "[ $? -eq 0 ] && grep -q 'Failing: 0 | Crashing: 0' '$TMP/unit-pg.txt'"
+  grep -v '^\[----\]' "$TMP/unit-pg.txt" | tail -n 5
 elif [ "${CI:-}" = true ]; then
   fail "PostgreSQL cases" "$PG_WHY"
 else

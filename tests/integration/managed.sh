@@ -97,7 +97,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 status = {(c["workload"], c["setting"]): c["status"] for c in r["cells"]}
 assert all(v == ("complete" if s == "greedy" else "incomplete") for (w, s), v in status.items()), status
-assert all("greedily only" in c["reasons"][0] for c in r["cells"] if c["setting"] == "sampled")
+# the server's words stay with the attempt, as a sanitized excerpt; the cell's reasons are pacer's
+assert all("greedily only" in c["attempts"][0]["server_message"] and c["reasons"][0].endswith("HTTP 400")
+           for c in r["cells"] if c["setting"] == "sampled"), [c["reasons"] for c in r["cells"]]
 PY
 if [ $rc -eq 2 ] && [ $st -eq 0 ] && grep -q "incomplete code/sampled: .*decodes greedily only" "$TMP/out"; then
   pass "greedy-only engine: its reason printed, sampled cells incomplete (exit 2)"; else fail "greedy-only engine" "rc=$rc st=$st"; cat "$TMP/out"; fi

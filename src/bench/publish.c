@@ -70,18 +70,17 @@ static pacer_err board_request(const char *method, const char *url, const char *
     char auth[320] = "";
     if (token) snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
     const char *headers[] = {"Accept: application/json", "Content-Type: application/json", token ? auth : NULL, NULL};
-    buf ok, bad;
+    buf ok;
     buf_init(&ok, PUBLISH_ANSWER_MAX);
-    buf_init(&bad, HTTP_ERROR_BODY_MAX);
     http_request req = {.method = method, .url = url, .body = body, .body_len = len, .headers = headers,
                         .connect_timeout_ms = 15000, .total_timeout_ms = PUBLISH_TIMEOUT_MS, .on_data = collect,
-                        .ctx = &ok, .error_body = &bad};
+                        .ctx = &ok};
     http_response resp;
     http_response_init(&resp);
     pacer_err rc = http_perform(&req, &resp);
     memset(auth, 0, sizeof auth);
     *status = resp.status;
-    const buf *b = rc == PACER_OK ? &ok : &bad;
+    const buf *b = rc == PACER_OK ? &ok : &resp.error_body;
     if (rc == PACER_OK || rc == PACER_ERR_HTTP) {
         *answer = json_loadb(b->data ? b->data : "", b->len, 0, NULL);
         rc = PACER_OK;
@@ -95,7 +94,6 @@ static pacer_err board_request(const char *method, const char *url, const char *
     if (*answer && !json_is_object(*answer)) { json_decref(*answer); *answer = NULL; }
     http_response_free(&resp);
     buf_free(&ok);
-    buf_free(&bad);
     return rc;
 }
 

@@ -318,7 +318,6 @@ pacer_err http_perform(const http_request *req, http_response *resp) {
     curl_multi_remove_handle(multi, x.easy);
 out:
     if (!resp->end_ns) resp->end_ns = clock_now_ns();
-    if (req->error_body && x.err_body.len) (void)buf_append(req->error_body, x.err_body.data, x.err_body.len);
     if (rc && !resp->reason[0]) snprintf(resp->reason, sizeof resp->reason, "%s", pacer_strerror(rc));
     if (multi) curl_multi_cleanup(multi);
     if (x.easy) curl_easy_cleanup(x.easy);

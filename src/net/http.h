@@ -31,8 +31,6 @@ typedef struct http_request {
     const volatile sig_atomic_t *cancel_flag; /* non-zero: stop promptly (PACER_ERR_CANCELLED) */
     http_data_fn on_data;
     void *ctx;
-    buf *error_body;               /* non-NULL: a non-2xx body (its first HTTP_ERROR_BODY_MAX bytes)
-                                    * is appended here too, for callers that read the answer */
 } http_request;
 
 typedef struct http_response {

@@ -75,6 +75,8 @@ pacer_err board_auth(board *b, const char *authorization, board_identity *out) {
     char hash[65];
     pacer_err rc = sha256_hex(tok, n, hash);
     if (!rc) rc = store_token_find(b->cfg.store, hash, &out->profile, out->token_name);
+    /* a browser profile's cookie is scoped to the website's forms: it is no upload token */
+    if (!rc && strcmp(out->profile.kind, "browser") == 0) rc = PACER_ERR_NOT_FOUND;
     return rc;
 }
 

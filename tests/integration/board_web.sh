@@ -85,6 +85,9 @@ check "a post without the CSRF cookie is refused" [ "$CODE" = 403 ]
 post "$TMP/n1.json" "No Script" "$CSRF" -H "Origin: $BOARD"
 check "the board's own form (no script) publishes" sh -c "[ $CODE = 201 ] && grep -q 'id=\"result-state\">public<' '$TMP/post.html'"
 check "it set a profile cookie" grep -q 'pacer_profile' "$JAR"
+COOKIE=$(awk '$6 == "pacer_profile" {print $7}' "$JAR")
+upload "$TMP/w1.json" "$COOKIE"
+check "the profile cookie is no API upload token" [ "$CODE" = 401 ]
 check "the refused posts stored nothing" sh -c "curl -s '$BOARD/' | grep -q 'data-count=\"runs\">6<'"
 check "the access log shows every post" [ $(( $(posts) - n0 )) = 5 ]
 RID=$(sed -n 's|.*id="result-url" href="/r/\([^"]*\)".*|\1|p' "$TMP/post.html")

@@ -21,6 +21,7 @@
 #include "bench/sanitize.h"
 #include "bench/suite.h"
 #include "bench/managed.h"
+#include "cli/bench_load.h"
 #include "cli/cli.h"
 #include "cli/cmd_publish.h"
 #include "cli/demo.h"
@@ -85,14 +86,23 @@ static int bench_suites(void) {
 }
 
 static int bench_inspect(int argc, char **argv) {
-    bool as_json = false;
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    inspect_format fmt = INSPECT_TEXT;
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) as_json = true;
-        else if (!path && argv[i][0] != '-') path = argv[i];
-        else { cli_error("bench inspect: unexpected argument '%s'", argv[i]); return 1; }
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'j') fmt = INSPECT_JSON;
+        else if (c == 'f' && inspect_format_parse(optarg, &fmt)) continue;
+        else if (c == 'f') { cli_error("bench inspect: --format must be text, json, csv or md"); return 1; }
+        else { cli_error("bench inspect: unexpected argument '%s'", argv[optind - 1]); return 1; }
     }
-    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--json]"); return 1; }
+    if (optind < argc) path = argv[optind++];
+    if (optind < argc) { cli_error("bench inspect: unexpected argument '%s'", argv[optind]); return 1; }
+    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--format text|json|csv|md]"); return 1; }
+    bool as_json = fmt == INSPECT_JSON;
     json_t *r = NULL, *d = NULL;
     char err[512];
     int status = 1;
@@ -105,6 +115,13 @@ static int bench_inspect(int argc, char **argv) {
         status = 0;
         goto out;
     }
+    buf b;
+    buf_init(&b, 1u << 24);
+    if (fmt == INSPECT_CSV || fmt == INSPECT_MD) { /* the cell table alone, for spreadsheets and documents */
+        if (inspect_render_cells(r, fmt, &b) == PACER_OK) { fputs(b.data ? b.data : "", stdout); status = 0; }
+        buf_free(&b);
+        goto out;
+    }
     char rpath[4400], dpath[4500];
     if (receipt_paths(path, NULL, rpath, sizeof rpath, dpath, sizeof dpath, err, sizeof err) ||
         receipt_read(dpath, &d, err, sizeof err) || !json_is_object(d) ||
@@ -112,8 +129,6 @@ static int bench_inspect(int argc, char **argv) {
         json_decref(d);
         d = NULL;
     }
-    buf b;
-    buf_init(&b, 1u << 24);
     if (inspect_render(r, d, &b) == PACER_OK) {
         fputs(b.data ? b.data : "", stdout);
         status = 0;
@@ -235,8 +250,9 @@ static const char bench_usage[] =
     "                   [--output FILE]\n"
     "         --publish [--yes] [--upload-url URL]: publish the receipt when the run is done\n"
     "         (what a board would refuse is refused before the run)\n"
+    BENCH_LOAD_USAGE
     "       pacer bench suites\n"
-    "       pacer bench inspect RECEIPT [--json]\n"
+    "       pacer bench inspect RECEIPT [--format text|json|csv|md] (--json: --format json)\n"
     "       pacer bench publish RECEIPT [--yes] [--upload-url URL] | login [--token-stdin] | logout\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
     "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";
@@ -257,9 +273,10 @@ int cmd_bench(int argc, char **argv) {
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
         {"no-read-sample", no_argument, 0, 'R'}, {"publish", no_argument, 0, 'P'},
-        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'},
+        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'}, BENCH_LOAD_OPTIONS,
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
+    bench_load_cli lc = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
     const char *suite_name = "community-v2", *output = NULL, *upload_url = NULL;
     bool publish = false, yes = false;
@@ -288,7 +305,11 @@ int cmd_bench(int argc, char **argv) {
         case 'y': yes = true; break;
         case 'u': upload_url = optarg; break;
         case 'h': fputs(bench_usage, stdout); return 0;
-        default: fputs(bench_usage, stderr); return 1;
+        default: {
+            int handled = bench_load_option(&lc, c, optarg);
+            if (handled < 0) return 1;
+            if (handled == 0) { fputs(bench_usage, stderr); return 1; }
+        }
         }
     }
     if (optind < argc) o.public_id = argv[optind++];
@@ -306,6 +327,11 @@ int cmd_bench(int argc, char **argv) {
     if (o.backend && strcmp(sanitize_vocab(sanitize_backends, o.backend), "other") == 0) {
         cli_error("--backend: '%s' is not one of cpu, cuda, rocm, mlx, metal, vulkan, auto", o.backend);
         return 1;
+    }
+    if (lc.any) {
+        if (bench_load_finish(&lc)) return 1;
+        o.load = &lc.lo;
+        o.load_workload = lc.workload;
     }
 
     suite s;
@@ -344,7 +370,7 @@ int cmd_bench(int argc, char **argv) {
     }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;
-    if (isatty(STDERR_FILENO)) o.progress = bench_progress;
+    if (isatty(STDERR_FILENO)) o.progress = bench_progress, lc.lo.progress = bench_load_progress, lc.lo.progress_ctx = &lc;
 
     bool self_invalid = false;
     char path[4400], dpath[4500];

@@ -26,6 +26,7 @@ typedef struct attempt_state {
     int64_t events;
     bool saw_done;
     char reason[ATTEMPT_REASON_MAX]; /* set by the event handler when it stops the stream */
+    bool stopped;          /* req->on_text asked to stop */
     /* First members of the server-rate field paths, quoted ("\"x_stats\""), that the fixed
      * keys of attempt_needs_full_parse do not already cover: set once per attempt. */
     char heads[2][66];
@@ -82,6 +83,14 @@ static void attempt_read_token_hash(attempt_sample *s, const json_t *v) {
     else if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
 }
 
+/* Hands the string member `key` of `obj` to req->on_text when it is non-empty. */
+static void attempt_pass_text(attempt_state *st, const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
+    if (st->stopped || !json_is_string(v) || json_string_length(v) == 0) return;
+    if (st->req->on_text(st->req->on_text_ctx, json_string_value(v), json_string_length(v), st->now_ns))
+        st->stopped = true;
+}
+
 /* Reads choices[0]: counts a delivery when its text or delta is non-empty, keeps finish_reason. */
 static void attempt_read_choice(attempt_state *st, const json_t *choice) {
     attempt_sample *s = st->s;
@@ -91,6 +100,14 @@ static void attempt_read_choice(attempt_state *st, const json_t *choice) {
     if (json_is_object(delta))
         n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
              attempt_str_len(delta, "reasoning");
+    if (n && st->req->on_text) {
+        attempt_pass_text(st, choice, "text");
+        if (json_is_object(delta)) {
+            attempt_pass_text(st, delta, "content");
+            attempt_pass_text(st, delta, "reasoning_content");
+            attempt_pass_text(st, delta, "reasoning");
+        }
+    }
     if (n) {
         if (!s->deliveries) st->first_ns = st->now_ns;
         st->last_ns = st->now_ns;
@@ -176,7 +193,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
         st->saw_done = true;
         return PACER_OK;
     }
-    if (attempt_fast_event(st, ev)) return PACER_OK;
+    if (attempt_fast_event(st, ev)) return st->stopped ? PACER_ERR_CANCELLED : PACER_OK;
     json_error_t jerr;
     json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
     if (!json_is_object(root)) {
@@ -214,7 +231,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     attempt_read_token_hash(s, json_object_get(root, "token_hash"));
 out:
     json_decref(root);
-    return rc;
+    return rc ? rc : st->stopped ? PACER_ERR_CANCELLED : PACER_OK;
 }
 
 static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t t_ns) {
@@ -226,7 +243,9 @@ static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t 
 static char *attempt_body(const attempt_request *req) {
     json_t *root = json_object();
     if (req->model_id) json_object_set_new(root, "model", json_string(req->model_id));
-    if (req->route == ATTEMPT_ROUTE_CHAT) {
+    if (req->route == ATTEMPT_ROUTE_CHAT && req->messages) {
+        json_object_set_new(root, "messages", json_deep_copy(req->messages));
+    } else if (req->route == ATTEMPT_ROUTE_CHAT) {
         json_t *msg = json_pack("{s:s,s:s}", "role", "user", "content", req->prompt);
         json_object_set_new(root, "messages", json_pack("[o]", msg));
     } else {
@@ -270,7 +289,7 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     bool pending = false;
     sse_parser_finish(&st->sse, &pending);
     if (rc == PACER_ERR_CANCELLED || (req->cancel_flag && *req->cancel_flag)) {
-        attempt_set(s, ATTEMPT_CANCELLED, "cancelled");
+        attempt_set(s, ATTEMPT_CANCELLED, st->stopped ? "stopped by the caller" : "cancelled");
         return;
     }
     switch (rc) {
@@ -320,7 +339,8 @@ pacer_err attempt_run(const attempt_request *req, attempt_sample *out) {
     if (!out) return PACER_ERR_ARG;
     memset(out, 0, sizeof *out);
     out->status = ATTEMPT_FAILED;
-    if (!req || !req->server_url || !req->prompt || req->max_tokens <= 0) {
+    if (!req || !req->server_url || !(req->prompt || (req->messages && req->route == ATTEMPT_ROUTE_CHAT)) ||
+        req->max_tokens <= 0) {
         attempt_copy(out->reason, sizeof out->reason, "invalid request: server URL, prompt and max_tokens > 0 are needed");
         return PACER_ERR_ARG;
     }

@@ -14,6 +14,7 @@ static const cli_command cli_commands[] = {
     {"pull", cmd_pull, "download a checkpoint into the Hugging Face cache"},
     {"probe", cmd_probe, "show the hardware facts a receipt records"},
     {"request", cmd_request, "send one measured streamed request, print the sample"},
+    {"lab", cmd_lab, "lab suites for engine authors: fresh process per sample (lab run)"},
 };
 
 void cli_error(const char *fmt, ...) {

@@ -38,7 +38,7 @@ static pacer_err add_tree(zip_t *z, const char *dir, const char *prefix, int dep
         k++;
     }
     closedir(d);
-    if (!rc) qsort(names, k, sizeof *names, name_cmp);
+    if (!rc && k) qsort(names, k, sizeof *names, name_cmp);
     for (size_t i = 0; !rc && i < k; i++) {
         char path[PATH_MAX], entry[PATH_MAX];
         struct stat st;

@@ -234,6 +234,7 @@ void lab_sample_run(const lab_sample_job *job, lab_sample_result *out) {
     if (r->validity == LAB_VALID && had_store && (!store_stat(job->engine.model_path, &after) || store_changed(&before, &after))) {
         r->validity = LAB_INVALIDATED;
         snprintf(r->validity_reason, sizeof r->validity_reason, "store-built: the weight store changed during the sample");
+        out->stop_suite = true;
     }
     if (w.has_peak_rss) r->has_peak_rss = true, r->peak_rss_bytes = w.peak_rss;
     r->power = json_pack("{s:s,s:b,s:o}", "expected", probe_power_name(job->power->expected), "changed",

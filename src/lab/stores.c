@@ -196,13 +196,17 @@ pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out
         return PACER_OK;
     }
     snprintf(out->file_name, sizeof out->file_name, "%.200s-%s.gguf", m->stem, weights);
-    snprintf(out->path, sizeof out->path, "%s/%s", m->dirs[m->build_dir], out->file_name);
+    if (snprintf(out->path, sizeof out->path, "%s/%s", m->dirs[m->build_dir], out->file_name) >= (int)sizeof out->path) {
+        snprintf(err, err_n, "the store path is too long");
+        return PACER_ERR_TOO_BIG;
+    }
     for (int i = 0; i < m->n_dirs; i++) {
         DIR *d = opendir(m->dirs[i]);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            if (strcasecmp(e->d_name, out->file_name) != 0) continue;
-            snprintf(out->path, sizeof out->path, "%s/%s", m->dirs[i], e->d_name);
+            if (strcasecmp(e->d_name, out->file_name) != 0 ||
+                snprintf(out->path, sizeof out->path, "%s/%s", m->dirs[i], e->d_name) >= (int)sizeof out->path)
+                continue;
             snprintf(out->file_name, sizeof out->file_name, "%s", e->d_name);
             out->exists = true;
         }

@@ -196,9 +196,40 @@ rc=$?
 if [ $rc -eq 0 ] && [ "$(json "$TMP/power/samples/r1-short-f16.json" 'd["validity"], [r["state"] for r in d["earlier"][0]["power"]["readings"]][-1]')" = "valid battery" ]; then
   pass "power: plugged in again, --resume retries the sample; every reading is kept"; else fail "power resume" "rc=$rc"; cat "$TMP/power3.out"; fi
 
+stop_case store touch-model '"validity_reason": "store-built: the weight store changed during the sample"'
+lab --output "$TMP/store" --resume >"$TMP/store2.out" 2>&1
+check "store changed: --resume retries the sample and completes" [ $? -eq 0 ]
+
+# Ctrl-C during a sample: exit 130, the sample in flight has no record; --resume runs it
+suite "$TMP/int.json" 4 100 4
+FAKE_ENGINE_MODE=slow "$PACER" lab run "$MD/tiny-f16.gguf" --binary "$FAKE" --suite "$TMP/int.json" --configs f16 --output "$TMP/int" >"$TMP/int.out" 2>&1 &
+lp=$!
+i=0; while ! grep -q '"running": "r1-long-f16"' "$TMP/int/run.json" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+sleep 0.5
+kill -INT $lp; wait $lp; rc=$?
+if [ $rc -eq 130 ] && [ ! -e "$TMP/int/samples/r1-long-f16.json" ] && [ "$(json "$TMP/int/run.json" 'd["state"]["status"]')" = cancelled ] &&
+   grep -q "cancelled during r1-long-f16" "$TMP/int.out"; then pass "Ctrl-C: exit 130, the sample in flight left unrecorded"
+else fail "Ctrl-C" "rc=$rc"; cat "$TMP/int.out"; fi
+FAKE_ENGINE_MODE=slow "$PACER" lab run "$MD/tiny-f16.gguf" --binary "$FAKE" --suite "$TMP/int.json" --output "$TMP/int" --resume >"$TMP/int2.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(json "$TMP/int/samples/r1-long-f16.json" 'd["attempt"], d["decode_tokens"]')" = "1 100" ]; then
+  pass "Ctrl-C: --resume runs the interrupted sample"; else fail "resume after Ctrl-C" "rc=$rc"; cat "$TMP/int2.out"; fi
+
+# a repo in the Hugging Face cache (--root): its stores are built under ~/.pacer, not in the snapshot
+C=0123456789abcdef0123456789abcdef01234567
+R="$TMP/hf/models--some-org--tiny"; mkdir -p "$R/blobs" "$R/snapshots/$C" "$R/refs"
+cp "$MD/tiny-f16.gguf" "$R/blobs/b1"; ln -s ../../blobs/b1 "$R/snapshots/$C/tiny-f16.gguf"; printf '%s' "$C" > "$R/refs/main"
+lab_repo() { "$PACER" lab run some-org/tiny --root "$TMP/hf" --binary "$FAKE" --suite "$TMP/suite.json" "$@"; }
+lab_repo --configs q8_0 --cases short --build-stores --output "$TMP/repo" >"$TMP/repo.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$HOME/.pacer/lab/stores/some-org+tiny/$C/tiny-q8_0.gguf" ] && [ ! -e "$R/snapshots/$C/tiny-q8_0.gguf" ] &&
+   [ "$(json "$TMP/repo/run.json" 'd["signature"]["model"]["identity"], "<root>" in d["provenance"]["command"]')" = "some-org/tiny@$C True" ]; then
+  pass "a cached repo: identity repo@revision, its store built under ~/.pacer/lab/stores, --root as <root>"
+else fail "cached repo" "rc=$rc"; cat "$TMP/repo.out"; fi
+
 # no path of this machine, host name or home directory anywhere in a results directory or archive
 leak=0
-for d in real k c loop memory died power; do
+for d in real k c loop memory died power store int repo; do
   for c in "$TMP" "$HOME" "home-canary" "$HOST"; do
     if grep -rqF -- "$c" "$TMP/$d"; then echo "canary '$c' in $d"; grep -rlF -- "$c" "$TMP/$d"; leak=1; fi
   done

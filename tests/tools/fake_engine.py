@@ -10,7 +10,8 @@
 # "loop" streams the same 40-word block over and over (5 ms a token) up to max_tokens,
 # "memory" holds 96 MB of touched memory from its start, "die-mid" exits after 3 tokens of
 # its first reply, "unplug" switches the power supply files under $FAKE_ENGINE_SYS_ROOT to
-# battery when a request arrives. $FAKE_ENGINE_STOP_AT=N ends every reply after N tokens
+# battery when a request arrives, "touch-model" marks its model file as rewritten when a
+# request arrives (as a store rebuilt under a run). $FAKE_ENGINE_STOP_AT=N ends every reply after N tokens
 # with finish_reason "stop" when max_tokens is larger (an answer that reaches EOS).
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
 # "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. $FAKE_ENGINE_PIDFILE receives its pid.
@@ -97,6 +98,10 @@ class Handler(BaseHTTPRequestHandler):
 
         if mode == "unplug":
             unplug()
+        if mode == "touch-model":
+            model = argv[argv.index("serve") + 1] if "serve" in argv else argv[argv.index("--model") + 1]
+            st = os.stat(model)
+            os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns + 1000000000))
         finish = "length"
         if 0 < stop_at < tokens:
             tokens, finish = stop_at, "stop"

@@ -4,13 +4,13 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "bench/sanitize.h"
 #include "net/http.h"
-
-static const char *const manifest_backends[] = {"cpu", "cuda", "rocm", "mlx", "metal", "vulkan", NULL};
 
 static bool is_hex64(const char *s) {
     if (!s || strlen(s) != 64) return false;
@@ -27,6 +27,12 @@ static bool is_name(const char *s, size_t n) {
     return true;
 }
 
+/* What a string holds that must not reach a receipt (a static phrase), or NULL. */
+static const char *manifest_private(const char *s) {
+    const char *what = NULL;
+    return s && sanitize_check(NULL, s, strlen(s), &what) ? what : NULL;
+}
+
 #define MFAIL(...) do { snprintf(m->reason, sizeof m->reason, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
 pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
@@ -38,14 +44,17 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     if (json_get_int(d, "manifest_version", 0) != 1) MFAIL("manifest_version is not 1");
     const char *backend = json_get_str(d, "backend", NULL);
     bool known = false;
-    for (int i = 0; backend && manifest_backends[i]; i++) known = known || strcmp(backend, manifest_backends[i]) == 0;
+    for (int i = 0; backend && sanitize_backends[i]; i++) known = known || strcmp(backend, sanitize_backends[i]) == 0;
     if (!known) MFAIL("backend is missing or unknown");
     const char *platform = json_get_str(d, "platform", NULL);
     if (!is_name(platform, sizeof m->platform)) MFAIL("platform is missing or invalid");
+    const char *what;
+    if ((what = manifest_private(platform))) MFAIL("platform holds %s", what);
     const char *rev = json_get_str(d, "revision", NULL);
     if (!is_name(rev, sizeof m->revision)) MFAIL("revision is missing or invalid");
     for (const char *p = rev; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') MFAIL("revision has invalid characters");
+    if ((what = manifest_private(rev))) MFAIL("revision holds %s", what);
     json_t *rank = json_object_get(d, "rank_count");
     if (!json_is_integer(rank) || json_integer_value(rank) < 1 || json_integer_value(rank) > 4096) MFAIL("rank_count is missing or invalid");
     json_t *h = json_object_get(d, "hardware");
@@ -54,6 +63,7 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     const char *cpu_model = json_get_str(cpu, "model", NULL);
     json_t *cores = json_object_get(cpu, "cores");
     if (!is_name(cpu_model, 128) || !json_is_integer(cores) || json_integer_value(cores) < 1) MFAIL("hardware.cpu is missing or invalid");
+    if ((what = manifest_private(cpu_model))) MFAIL("hardware.cpu.model holds %s", what);
     json_t *mem = json_object_get(h, "memory_bytes");
     if (!json_is_integer(mem) || json_integer_value(mem) < 1) MFAIL("hardware.memory_bytes is missing or invalid");
     json_t *gpus = json_object_get(h, "gpus");
@@ -69,6 +79,7 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
         if (!is_name(name, 128) || strstr(name, "GPU-") || !json_is_integer(gm) || json_integer_value(gm) < 0 ||
             !json_is_integer(gc) || json_integer_value(gc) < 0)
             MFAIL("hardware.gpus[%zu] is invalid", i);
+        if ((what = manifest_private(name))) MFAIL("hardware.gpus[%zu].name holds %s", i, what);
         json_array_append_new(gpus_out, json_pack("{s:s,s:I,s:I}", "name", name, "memory_bytes",
                                                   json_integer_value(gm), "cores", json_integer_value(gc)));
     }
@@ -92,6 +103,7 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     hw = hashes = NULL;
     m->accepted = true;
 out:
+    if (!m->accepted && len) m->rejected_text = strndup(text, len); /* NULL on OOM: only the log loses it */
     json_decref(gpus_out);
     json_decref(hw);
     json_decref(hashes);
@@ -137,5 +149,7 @@ void manifest_free(manifest *m) {
     if (!m) return;
     json_decref(m->hardware);
     json_decref(m->checkpoint_hashes);
+    free(m->rejected_text);
     m->hardware = m->checkpoint_hashes = NULL;
+    m->rejected_text = NULL;
 }

@@ -23,9 +23,14 @@ typedef struct manifest {
     int rank_count;
     json_t *hardware;       /* owned; only whitelisted fields; source "attested" */
     json_t *checkpoint_hashes; /* owned; array of 64-hex strings */
+    char *rejected_text;    /* owned: a rejected manifest as received, for the run's local log
+                             * only (never a receipt); NULL when accepted or none arrived */
 } manifest;
 
 /* Checks `text` as a manifest and fills `m` (always initialized; free with manifest_free).
+ * Every string that reaches a receipt (platform, revision, CPU and GPU names) must hold
+ * nothing bench/sanitize would remove: a manifest naming a host, a path, an address or a key
+ * is rejected, its reason naming the field and the kind, never the text.
  * Returns PACER_OK when accepted, PACER_ERR_FORMAT / PACER_ERR_PARSE otherwise. No I/O. */
 pacer_err manifest_parse(const char *text, size_t len, manifest *m);
 /* Fetches and parses the manifest of the server at `base_url`. A missing manifest (no

@@ -16,15 +16,21 @@
 
 #define NO_FLAG SIZE_MAX
 #define F(name, kind, member, has, doc) \
-    {name, kind, offsetof(attempt_sample, member), has, sizeof(((attempt_sample *)0)->member), doc}
+    {name, kind, offsetof(attempt_sample, member), has, sizeof(((attempt_sample *)0)->member), doc, false}
+#define F_OPT(name, kind, member, doc) \
+    {name, kind, offsetof(attempt_sample, member), NO_FLAG, sizeof(((attempt_sample *)0)->member), doc, true}
 #define HAS(member) offsetof(attempt_sample, member)
 
 const receipt_field receipt_attempt_fields[] = {
     F("route", RECEIPT_KIND_ROUTE, route, NO_FLAG, "API route the request used: completions | chat"),
     F("status", RECEIPT_KIND_STATUS, status, NO_FLAG, "ok | incomplete | failed | cancelled, under the suite's rules"),
-    F("reason", RECEIPT_KIND_STR, reason, NO_FLAG, "why the attempt is not ok; empty when ok"),
+    F("reason", RECEIPT_KIND_STR, reason, NO_FLAG, "why the attempt is not ok, in pacer's words; empty when ok"),
+    F_OPT("server_message", RECEIPT_KIND_STR, server_message,
+          "what the server said about it: a short excerpt through bench/sanitize (no paths, hosts, addresses, keys "
+          "or prompt text); empty when it said nothing; the full text stays in the run's local log"),
     F("http_status", RECEIPT_KIND_I64, http_status, NO_FLAG, "HTTP status; 0 when no response arrived"),
-    F("finish_reason", RECEIPT_KIND_STR, finish_reason, NO_FLAG, "the server's finish_reason; empty when none"),
+    F("finish_reason", RECEIPT_KIND_STR, finish_reason, NO_FLAG,
+      "the server's finish_reason: stop | length | content_filter | tool_calls | function_call | other; empty when none"),
     F("has_usage", RECEIPT_KIND_BOOL, has_usage, NO_FLAG, "a usage object was received"),
     F("prompt_tokens", RECEIPT_KIND_I64, prompt_tokens, HAS(has_usage), "usage.prompt_tokens"),
     F("completion_tokens", RECEIPT_KIND_I64, completion_tokens, HAS(has_usage), "usage.completion_tokens"),
@@ -220,6 +226,7 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
         const receipt_field *f = &receipt_attempt_fields[i];
         json_t *v = json_object_get(a, f->name);
         char *p = (char *)s + f->offset;
+        if (!v && f->optional) continue;
         if (!v) { snprintf(err, err_n, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
         if (json_is_null(v) && f->has_offset != NO_FLAG) continue;
         bool ok = true;
@@ -467,6 +474,29 @@ pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n) 
     else rc = receipt_parse(b.data, b.len, out, err, err_n);
     buf_free(&b);
     return rc;
+}
+
+pacer_err receipt_paths(const char *output, const char *run_id, char *path, size_t path_n, char *drafts,
+                        size_t drafts_n, char *err, size_t err_n) {
+    int w;
+    if (output) {
+        w = snprintf(path, path_n, "%s", output);
+    } else {
+        const char *home = path_home();
+        char dir[4096];
+        if (!home || !run_id) { snprintf(err, err_n, "no home directory: pass --output FILE"); return PACER_ERR_IO; }
+        if (snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home) >= (int)sizeof dir || dir_create_all(dir, 0700)) {
+            snprintf(err, err_n, "cannot create the receipts directory under ~/.pacer");
+            return PACER_ERR_IO;
+        }
+        w = snprintf(path, path_n, "%s/%s.json", dir, run_id);
+    }
+    size_t n = strlen(path);
+    if (w < 0 || (size_t)w >= path_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0) w = snprintf(drafts, drafts_n, "%.*s.drafts.json", (int)(n - 5), path);
+    else w = snprintf(drafts, drafts_n, "%s.drafts.json", path);
+    if (w < 0 || (size_t)w >= drafts_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    return PACER_OK;
 }
 
 pacer_err receipt_write(const char *path, const json_t *doc) {

@@ -107,7 +107,8 @@ static void judge(lab_sample_result *out, const watch *w, const attempt_sample *
         /* the engine refusing this one request (HTTP 4xx) is this sample's error; a broken
          * stream, no answer at all or a server error is the engine's: the suite stops */
         r->finish = LAB_FINISH_ERROR;
-        copy_str(r->error, sizeof r->error, a->reason);
+        if (a->server_message[0]) snprintf(r->error, sizeof r->error, "%.120s: %.120s", a->reason, a->server_message);
+        else copy_str(r->error, sizeof r->error, a->reason);
         out->stop_suite = a->http_status < 400 || a->http_status >= 500;
     } else if (w->stop != STOP_NONE) {
         r->finish = LAB_FINISH_ERROR;

@@ -13,7 +13,7 @@
 #include "base/fileio.h"
 #include "cli/cli.h"
 #include "cli/demo.h"
-#include "lab/engine.h"
+#include "bench/managed.h"
 #include "lab/provenance.h"
 #include "lab/run.h"
 
@@ -53,7 +53,7 @@ static volatile sig_atomic_t lab_cancel;
 
 static void lab_on_signal(int sig) {
     if (lab_cancel && sig == SIGINT) { /* a second Ctrl-C: the engine goes at once */
-        lab_engine_kill_now();
+        managed_kill_now();
         _exit(130);
     }
     lab_cancel = sig;
@@ -180,18 +180,18 @@ static json_t *command_of(int argc, char **argv) {
     if (!full) return json_array();
     full[0] = "pacer";
     full[1] = "lab";
-    const char *suite = NULL;
+    const char *suite_arg = NULL;
     for (int i = 0; i < argc; i++) {
         full[i + 2] = argv[i];
-        if (!strcmp(argv[i], "--suite") && i + 1 < argc) suite = argv[i + 1];
-        else if (!strncmp(argv[i], "--suite=", 8)) suite = argv[i] + 8;
+        if (!strcmp(argv[i], "--suite") && i + 1 < argc) suite_arg = argv[i + 1];
+        else if (!strncmp(argv[i], "--suite=", 8)) suite_arg = argv[i] + 8;
     }
     static const lab_placeholder paths[] = {{"--binary", "<binary>"}, {"--root", "<root>"}, {"--output", "<results>"},
                                             {"--suite", "<suite>"}, {NULL, NULL}};
     static const char *const valued[] = {"--engine", "--configs", "--cases", "--rounds", "--mode", "--case-cap", "--note",
                                          "--suite", NULL};
     /* the built-in suite named by its id is no path */
-    const lab_placeholder *flags = suite && strcmp(suite, LAB_BUILTIN_ID) ? paths : (const lab_placeholder[]){
+    const lab_placeholder *flags = suite_arg && strcmp(suite_arg, LAB_BUILTIN_ID) ? paths : (const lab_placeholder[]){
         {"--binary", "<binary>"}, {"--root", "<root>"}, {"--output", "<results>"}, {NULL, NULL}};
     json_t *cmd = lab_provenance_command(argc + 2, full, 2, flags, valued, "<model>");
     free(full);

@@ -243,26 +243,37 @@ static pacer_err setup_facts(lab_ctx *c) {
                  was_power, probe_power_name(c->power.expected));
         return PACER_ERR_STATE;
     }
-    lab_event ev = {.kind = LAB_EVENT_HASHING, .text = r->model.source_name};
-    lab_emit(c, &ev);
-    if (!r->model.repo[0] && sha256_file_hex(r->model.source_path, c->model_sha)) {
-        snprintf(c->err, c->err_n, "cannot read %s", r->model.source_name);
-        return PACER_ERR_IO;
-    }
+    /* every selected configuration prepared once: its store resolved and hashed */
+    if (!(c->engines = calloc((size_t)r->suite.n_configs, sizeof *c->engines))) return PACER_ERR_NOMEM;
+    lab_event ev = {.kind = LAB_EVENT_HASHING};
     for (int k = 0; k < r->sel.n_configs; k++) {
-        lab_store *st = &r->stores[r->sel.configs[k]];
-        if (st->sha256[0]) continue;
-        if (st->is_source && c->model_sha[0]) {
-            memcpy(st->sha256, c->model_sha, sizeof st->sha256);
-            continue;
-        }
+        int ci = r->sel.configs[k];
+        const lab_config *cf = &r->suite.configs[ci];
+        lab_store *st = &r->stores[ci];
+        char logs[PATH_MAX];
+        if (snprintf(logs, sizeof logs, "%s/%s", c->o->log_dir, cf->name) >= (int)sizeof logs) return PACER_ERR_TOO_BIG;
+        lab_engine_spec spec = {.engine = c->adapter->name, .bin = c->bin_path, .model_path = st->path, .threads = cf->threads,
+                                .ctx = r->suite.context, .extra_args = cf->args, .n_extra = cf->n_args, .log_dir = logs};
         ev.text = st->file_name;
         ev.bytes = st->bytes;
         lab_emit(c, &ev);
-        pacer_err rc = lab_store_hash(st, c->err, c->err_n);
-        if (rc) return rc;
-        for (int j = 0; j < r->suite.n_configs; j++) /* configurations sharing a store share its hash */
-            if (!strcmp(r->stores[j].path, st->path)) memcpy(r->stores[j].sha256, st->sha256, sizeof st->sha256);
+        char why[600];
+        pacer_err rc = lab_engine_prepare(&c->engines[ci], &spec, c->o->cancel, why, sizeof why);
+        if (rc) {
+            snprintf(c->err, c->err_n, "configuration %s: %s", cf->name, why);
+            return rc;
+        }
+        snprintf(st->sha256, sizeof st->sha256, "%s", c->engines[ci].m.model.files[0].sha256);
+        if (st->is_source) snprintf(c->model_sha, sizeof c->model_sha, "%s", st->sha256);
+    }
+    ev.text = r->model.source_name;
+    ev.bytes = 0;
+    if (!r->model.repo[0] && !c->model_sha[0]) {
+        lab_emit(c, &ev);
+        if (sha256_file_hex(r->model.source_path, c->model_sha)) {
+            snprintf(c->err, c->err_n, "cannot read %s", r->model.source_name);
+            return PACER_ERR_IO;
+        }
     }
     return PACER_OK;
 }
@@ -384,6 +395,8 @@ done:
     json_decref(c.was);
     json_decref(c.run);
     json_decref(c.hardware);
+    for (int i = 0; c.engines && i < res->suite.n_configs; i++) lab_engine_free(&c.engines[i]);
+    free(c.engines);
     return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <limits.h>
 
+#include "lab/engine.h"
 #include "lab/run.h"
 #include "launch/adapter.h"
 #include "probe/probe.h"
@@ -27,6 +28,7 @@ typedef struct lab_ctx {
     int64_t memory_limit;
     power_watch power;
     json_t *run;                 /* run.json as it is being kept */
+    lab_engine *engines;         /* per suite configuration (the selected ones prepared); owned */
 } lab_ctx;
 
 void lab_emit(lab_ctx *c, const lab_event *ev);

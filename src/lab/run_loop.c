@@ -51,28 +51,14 @@ static json_t *earlier_of(const lab_record *old) {
     return list;
 }
 
-static void fill_job(lab_ctx *c, const lab_slot *sl, lab_sample_job *job, char *log_path, size_t log_n) {
+static void fill_job(lab_ctx *c, const lab_slot *sl, lab_sample_job *job) {
     lab_run_result *r = c->res;
-    const lab_config *cf = &r->suite.configs[sl->config];
-    const lab_store *st = &r->stores[sl->config];
-    snprintf(log_path, log_n, "%s/%s.log", c->o->log_dir, sl->id);
     memset(job, 0, sizeof *job);
     job->suite = &r->suite;
     job->slot = sl;
     job->cap = r->caps[sl->workload];
-    job->engine = (lab_engine_spec){
-        .adapter = c->adapter,
-        .bin = c->bin_path,
-        .self_path = c->o->self_path,
-        .model_path = st->path,
-        .served_name = r->model.repo[0] ? r->model.repo : st->file_name,
-        .threads = cf->threads,
-        .ctx = r->suite.context,
-        .extra_args = cf->args,
-        .n_extra = cf->n_args,
-        .log_path = log_path,
-        .startup_timeout_s = launch_startup_timeout_s(st->bytes),
-    };
+    job->engine = &c->engines[sl->config];
+    job->store_path = r->stores[sl->config].path;
     job->power = &c->power;
     job->has_memory_limit = c->has_memory_limit;
     job->memory_limit_bytes = c->memory_limit;
@@ -104,8 +90,7 @@ static lab_outcome run_slot(lab_ctx *c, const lab_slot *sl) {
     lab_event ev = {.kind = LAB_EVENT_SAMPLE_START, .id = sl->id, .index = (size_t)sl->index, .total = r->plan.n};
     lab_emit(c, &ev);
     lab_sample_job job;
-    char log_path[PATH_MAX];
-    fill_job(c, sl, &job, log_path, sizeof log_path);
+    fill_job(c, sl, &job);
     lab_sample_run(&job, &s);
     if (s.cancelled) {
         set_state(c, "cancelled", "stopped by the user; the sample in flight runs again on --resume", NULL);
@@ -117,7 +102,7 @@ static lab_outcome run_slot(lab_ctx *c, const lab_slot *sl) {
     if (lab_results_write_sample(c->o->output, &s, earlier, c->err, c->err_n)) goto done;
     set_state(c, "running", NULL, NULL);
     if (save_run(c) || save_report(c)) goto done;
-    ev = (lab_event){.kind = LAB_EVENT_SAMPLE_DONE, .id = sl->id, .rec = &s.rec, .text = log_path, .index = (size_t)sl->index,
+    ev = (lab_event){.kind = LAB_EVENT_SAMPLE_DONE, .id = sl->id, .rec = &s.rec, .text = c->engines[sl->config].m.log_path, .index = (size_t)sl->index,
                      .total = r->plan.n};
     lab_emit(c, &ev);
     out = LAB_OUTCOME_COMPLETE;
@@ -152,10 +137,6 @@ static pacer_err archive(lab_ctx *c) {
 
 lab_outcome lab_run_samples(lab_ctx *c) {
     lab_run_result *r = c->res;
-    if (dir_create_all(c->o->log_dir, 0700)) {
-        snprintf(c->err, c->err_n, "cannot create the engine log directory");
-        return LAB_OUTCOME_ERROR;
-    }
     for (size_t i = 0; i < r->plan.n; i++) {
         lab_outcome out = run_slot(c, &r->plan.slots[i]);
         if (out != LAB_OUTCOME_COMPLETE) return out;

@@ -165,9 +165,10 @@ static void cycle_evidence(lab_record *r, const watch *w, const char *text) {
 
 static void request(const lab_sample_job *job, lab_engine *e, watch *w, attempt_sample *a) {
     const lab_workload *wl = &job->suite->workloads[job->slot->workload];
+    const launch_adapter *ad = e->m.adapter;
     attempt_request req = {
-        .server_url = e->url,
-        .model_id = job->engine.served_name,
+        .server_url = e->m.url,
+        .model_id = e->m.served_name,
         .route = wl->route,
         .prompt = wl->prompt,
         .messages = wl->messages,
@@ -177,8 +178,8 @@ static void request(const lab_sample_job *job, lab_engine *e, watch *w, attempt_
         .seed = job->suite->seed,
         .disable_thinking = job->suite->disable_thinking,
         .disable_prompt_cache = true,
-        .server_tok_s_field = job->engine.adapter->server_tok_s_field ? job->engine.adapter->server_tok_s_field : "",
-        .prefill_ms_field = job->engine.adapter->prefill_ms_field ? job->engine.adapter->prefill_ms_field : "",
+        .server_tok_s_field = ad->server_tok_s_field ? ad->server_tok_s_field : "",
+        .prefill_ms_field = ad->prefill_ms_field ? ad->prefill_ms_field : "",
         .total_timeout_ms = 6ll * 3600 * 1000,
         .cancel_flag = job->cancel,
         .on_text = on_text,
@@ -195,17 +196,16 @@ void lab_sample_run(const lab_sample_job *job, lab_sample_result *out) {
     watch w = {.job = job, .answer = &out->answer, .t0_ns = clock_now_ns(), .readings = json_array()};
     w.period_ns = (int64_t)job->suite->check_every_s * 1000000000;
     struct stat before, after;
-    bool had_store = store_stat(job->engine.model_path, &before);
+    bool had_store = store_stat(job->store_path, &before);
     bool changed_at_start = power_watch_poll(job->power, true) != PACER_OK; /* process boundary */
     add_reading(&w, w.t0_ns);
-    lab_engine e;
-    memset(&e, 0, sizeof e);
-    w.engine = &e;
+    lab_engine *e = job->engine;
+    w.engine = e;
     attempt_sample a;
     memset(&a, 0, sizeof a);
     bool died = false;
     char err[LAB_REASON_MAX] = "";
-    lab_engine_status st = changed_at_start ? LAB_ENGINE_FAILED : lab_engine_start(&job->engine, &e, job->cancel, err, sizeof err);
+    lab_engine_status st = changed_at_start ? LAB_ENGINE_FAILED : lab_engine_start(e, job->cancel, err, sizeof err);
     if (st == LAB_ENGINE_CANCELLED) {
         out->cancelled = true;
     } else if (changed_at_start || st != LAB_ENGINE_READY) {
@@ -214,25 +214,25 @@ void lab_sample_run(const lab_sample_job *job, lab_sample_result *out) {
         out->stop_suite = true;
     } else {
         r->has_load_ns = true;
-        r->load_ns = e.load_ns;
+        r->load_ns = e->load_ns;
         w.next_check_ns = clock_now_ns() + w.period_ns;
-        request(job, &e, &w, &a);
+        request(job, e, &w, &a);
         if (a.status == ATTEMPT_CANCELLED && w.stop == STOP_NONE) out->cancelled = true;
         read_memory(&w);
-        died = !lab_engine_alive(&e);
+        died = !lab_engine_alive(e);
         /* a stream that broke off: give a dying engine a moment to be seen as such */
         for (int i = 0; i < 50 && !died && a.status == ATTEMPT_FAILED && a.http_status < 400; i++) {
             clock_sleep_ns(20000000);
-            died = !lab_engine_alive(&e);
+            died = !lab_engine_alive(e);
         }
         if (!w.stop) w.stop = run_checks(&w, clock_now_ns()); /* once at the end */
-        lab_engine_stop(&e, out->cancelled);
+        lab_engine_stop(e, out->cancelled);
     }
     power_watch_poll(job->power, true); /* process boundary */
     add_reading(&w, clock_now_ns());
     take_figures(r, &a);
     judge(out, &w, &a, died && !out->cancelled, job->cap);
-    if (r->validity == LAB_VALID && had_store && (!store_stat(job->engine.model_path, &after) || store_changed(&before, &after))) {
+    if (r->validity == LAB_VALID && had_store && (!store_stat(job->store_path, &after) || store_changed(&before, &after))) {
         r->validity = LAB_INVALIDATED;
         snprintf(r->validity_reason, sizeof r->validity_reason, "store-built: the weight store changed during the sample");
         out->stop_suite = true;

@@ -22,7 +22,8 @@ typedef struct lab_sample_job {
     const lab_suite *suite;
     const lab_slot *slot;
     int cap;                        /* max_tokens sent */
-    lab_engine_spec engine;         /* model_path = the configuration's store */
+    lab_engine *engine;             /* the configuration's, prepared; started here */
+    const char *store_path;         /* its store, watched for a rebuild during the sample */
     power_watch *power;             /* the run's watch, started before the first sample */
     bool has_memory_limit;
     int64_t memory_limit_bytes;     /* physical memory */

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 
 #include "base/fileio.h"
-#include "base/sha256.h"
 #include "engine/gguf.h"
 #include "engine/quantize.h"
 #include "hub/cache.h"
@@ -268,10 +267,4 @@ pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t er
     s->exists = true;
     s->bytes = stat(s->path, &st) == 0 ? (uint64_t)st.st_size : 0;
     return PACER_OK;
-}
-
-pacer_err lab_store_hash(lab_store *s, char *err, size_t err_n) {
-    pacer_err rc = sha256_file_hex(s->path, s->sha256);
-    if (rc) snprintf(err, err_n, "cannot read %s: %s", s->file_name, pacer_strerror(rc));
-    return rc;
 }

@@ -35,7 +35,7 @@ typedef struct lab_store {
     char file_name[256];
     bool exists, is_source;
     uint64_t bytes;
-    char sha256[65];            /* "" until lab_store_hash() */
+    char sha256[65];            /* "" until the run hashes it */
 } lab_store;
 
 /* Resolves MODEL (a repo id is looked up in the cache hub_cache_root() names). `store_home`
@@ -55,8 +55,6 @@ pacer_err lab_store_plan(const lab_model *m, const lab_store *s, uint64_t *bytes
 /* Builds the store with `pacer model quantize`'s conversion; refuses when its volume lacks
  * the space. On success `s` exists. */
 pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t err_n);
-/* SHA-256 of the store's file into s->sha256. */
-pacer_err lab_store_hash(lab_store *s, char *err, size_t err_n);
 /* The dominant matrix type of the GGUF at `path` into `out` (24 bytes). */
 pacer_err lab_gguf_type(const char *path, char *out, char *err, size_t err_n);
 

@@ -6,7 +6,7 @@
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpcre2-8 expat libzip
+PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpq libpcre2-8 expat libzip
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS_ALL := $(OPT) $(WARN) -D_GNU_SOURCE -pthread -Isrc -I$(BUILD)/gen $(SAN) $(CFLAGS)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS)) -lm -pthread $(SAN) $(LDFLAGS)
@@ -26,7 +26,7 @@ TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all deps check sanitize bench demo clean
+.PHONY: all deps check sanitize bench bench-peers demo clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -87,6 +87,12 @@ sanitize: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/pacer $(TOOLS) $(BENCHES)
 	@BUILD=$(BUILD) ./bench/run.sh
+
+# llama.cpp's llama-bench (built by make interop; LLAMA_BENCH or PEERS_DIR point elsewhere)
+# against bench_engine on the same synthetic GGUFs, interleaved, with ratios. Builds no peer.
+bench-peers: deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_engine
+	@BUILD=$(BUILD) ./bench/peers.sh
 
 # The demo: pacer's main job on its embedded default model.
 demo: all

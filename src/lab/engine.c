@@ -12,9 +12,13 @@
 pacer_err lab_engine_prepare(lab_engine *e, const lab_engine_spec *s, const volatile sig_atomic_t *cancel, char *err,
                              size_t err_len) {
     memset(e, 0, sizeof *e);
+    if (snprintf(e->log_dir, sizeof e->log_dir, "%s", s->log_dir) >= (int)sizeof e->log_dir) {
+        snprintf(err, err_len, "the log directory path is too long");
+        return PACER_ERR_TOO_BIG;
+    }
     managed_args a = {.model_spec = s->model_path, .engine = s->engine, .engine_bin = s->bin, .drafter = "none",
                       .threads = s->threads, .ctx = s->ctx, .extra_args = s->extra_args, .n_extra_args = s->n_extra,
-                      .no_read_sample = true, .log_dir = s->log_dir};
+                      .no_read_sample = true, .log_dir = e->log_dir};
     pacer_err rc = managed_prepare(&e->m, &a, cancel, err, err_len);
     e->prepared = true; /* managed_free is needed whatever the outcome */
     return rc;

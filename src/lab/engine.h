@@ -5,6 +5,7 @@
 #ifndef PACER_LAB_ENGINE_H
 #define PACER_LAB_ENGINE_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +24,8 @@ typedef struct lab_engine_spec {
 } lab_engine_spec;
 
 typedef struct lab_engine {
-    managed_run m;
+    managed_run m;                  /* its args borrow the strings below and the spec's */
+    char log_dir[PATH_MAX];
     bool prepared;
     int64_t load_ns;                /* the last start: from launch to the first ready answer */
 } lab_engine;
@@ -34,7 +36,8 @@ typedef enum lab_engine_status {
     LAB_ENGINE_CANCELLED = 2,
 } lab_engine_status;
 
-/* Resolves and hashes the store (the sha256 is then in e->m.model.files[0]). */
+/* Resolves and hashes the store (the sha256 is then in e->m.model.files[0]). The spec's
+ * strings other than log_dir (copied) must outlive the engine. */
 pacer_err lab_engine_prepare(lab_engine *e, const lab_engine_spec *s, const volatile sig_atomic_t *cancel, char *err,
                              size_t err_len);
 /* Starts a fresh engine process and waits until it is ready; nothing is left running unless

@@ -76,6 +76,8 @@ assert sig["stores"]["q8_0"]["file"] == "tiny-q8_0.gguf" and sig["model"]["file"
 assert sig["caps"] == {"short": 4, "long": 16, "draw": 24} and run["sessions"][0]["note"] == "first light"
 assert run["provenance"]["command"][:3] == ["pacer", "lab", "run"] and "<model>" in run["provenance"]["command"]
 PY
+check "real run: the engine logs go under ~/.pacer/lab/logs, one per configuration" \
+  sh -c "grep -q 'ready on' '$HOME/.pacer/lab/logs/real/f16/engine.log' && grep -q 'ready on' '$HOME/.pacer/lab/logs/real/q8_0/engine.log'"
 check "real run: report.json is canonical JSON" python3 -c "
 import json,sys; t=open('$TMP/real/report.json').read(); sys.exit(0 if t == json.dumps(json.loads(t), sort_keys=True, separators=(',', ':'), ensure_ascii=False) else 1)"
 check "real run: the archive beside the directory holds every file" python3 -c "
@@ -237,5 +239,6 @@ done
 python3 -c "import zipfile,sys; z=zipfile.ZipFile('$TMP/real.zip'); b=b''.join(z.read(n) for n in z.namelist()); sys.exit(1 if any(c.encode() in b for c in sys.argv[1:]) else 0)" \
   "$TMP" "$HOME" "$HOST" || { echo "canary in the archive"; leak=1; }
 check "no canary (paths, home, host name) in any results directory or archive" [ $leak -eq 0 ]
+check "nothing written into the current directory" sh -c "[ -z \"\$(find . -maxdepth 1 -newer '$TMP/suite.json' -name '20*')\" ]"
 pgrep -f "$FAKE" >/dev/null && fail "no fake engine left running" || pass "no fake engine left running"
 finish

@@ -129,9 +129,7 @@ const int64_t *attempt_stream_times(const attempt_stream *st, size_t *n);
 /* Frees the stream. Accepts NULL. */
 void attempt_stream_free(attempt_stream *st);
 
-/* The sample as a JSON object: the struct's field names, *_ns as integers, absent values
- * (has_* false, empty strings) as null. Returns a new reference, NULL on OOM. */
-json_t *attempt_sample_to_json(const attempt_sample *s);
+/* A sample as JSON: receipt_attempt_to_json() (bench/receipt.h), the receipt's one schema. */
 
 /* Names used in JSON and reports. */
 const char *attempt_route_name(attempt_route r);   /* "completions" | "chat" */

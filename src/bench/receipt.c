@@ -308,8 +308,7 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
     return PACER_OK;
 }
 
-/* The aggregated metrics: name and how to take it from a sample (false: absent). */
-typedef bool (*metric_get)(const attempt_sample *s, double *v);
+/* The aggregated metrics: how to take each from a sample (false: absent). */
 static bool m_stream(const attempt_sample *s, double *v) { *v = s->stream_tok_s; return s->has_stream_tok_s; }
 static bool m_first(const attempt_sample *s, double *v) { *v = (double)s->first_text_ns / 1e6; return s->has_first_text; }
 static bool m_dur(const attempt_sample *s, double *v) { *v = (double)s->duration_ns / 1e6; return true; }
@@ -317,12 +316,13 @@ static bool m_server(const attempt_sample *s, double *v) {
     *v = s->server_predicted_per_second;
     return s->has_server_predicted_per_second;
 }
-static const struct { const char *name; metric_get get; } receipt_metrics[] = {
-    {"stream_tok_s", m_stream},
-    {"first_text_ms", m_first},
-    {"duration_ms", m_dur},
-    {"server_tok_s", m_server},
+const receipt_metric receipt_metrics[] = {
+    {"stream_tok_s", "tok/s", "tok/s", "%.1f", 10, m_stream},
+    {"first_text_ms", "first ms", "ms", "%.1f", 12, m_first},
+    {"duration_ms", "duration ms", "ms", "%.1f", 12, m_dur},
+    {"server_tok_s", "server", "tok/s", "%.1f", 10, m_server},
 };
+const size_t receipt_metric_count = sizeof receipt_metrics / sizeof receipt_metrics[0];
 
 json_t *receipt_cell_aggregates(const json_t *attempts, int reps) {
     size_t n = json_array_size(attempts);
@@ -340,7 +340,7 @@ json_t *receipt_cell_aggregates(const json_t *attempts, int reps) {
     }
     if ((int)m != reps || m == 0) goto done;
     out = json_object();
-    for (size_t k = 0; k < sizeof receipt_metrics / sizeof receipt_metrics[0]; k++) {
+    for (size_t k = 0; k < receipt_metric_count; k++) {
         bool all = true;
         for (size_t i = 0; i < m && all; i++) all = receipt_metrics[k].get(&samples[i], &vals[i]);
         stats_summary st;
@@ -579,12 +579,17 @@ json_t *receipt_drafts_new(const char *run_id, bool drafter_passed) {
 
 static json_t *opt_int(bool has, int64_t v) { return has ? json_integer(v) : json_null(); }
 
+json_t *receipt_drafts_counts(const attempt_sample *s) {
+    return json_pack("{s:o,s:o,s:o}", "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
+                     "draft_proposed", opt_int(s->has_draft_n, s->draft_n), "draft_accepted",
+                     opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
+}
+
 pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s) {
-    json_t *a = json_pack("{s:i,s:i,s:b,s:o,s:o,s:o}", "cell", cell, "index", index, "warmup", warmup,
-                          "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
-                          "draft_proposed", opt_int(s->has_draft_n, s->draft_n),
-                          "draft_accepted", opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
-    if (!a) return PACER_ERR_NOMEM;
+    json_t *a = json_pack("{s:i,s:i,s:b}", "cell", cell, "index", index, "warmup", warmup);
+    json_t *counts = receipt_drafts_counts(s);
+    if (!a || !counts || json_object_update(a, counts)) { json_decref(a); json_decref(counts); return PACER_ERR_NOMEM; }
+    json_decref(counts);
     return json_array_append_new(json_object_get(drafts, "attempts"), a) ? PACER_ERR_NOMEM : PACER_OK;
 }
 

@@ -83,6 +83,18 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
  * otherwise JSON null. A metric absent from any sample is null. */
 json_t *receipt_cell_aggregates(const json_t *attempts, int reps);
 
+/* One aggregated metric: the table that drives a cell's aggregates and every view of them
+ * (inspect's columns in text, CSV and Markdown). */
+typedef struct receipt_metric {
+    const char *name;   /* key in a cell's "aggregates" (and the CSV column) */
+    const char *label;  /* column head for people */
+    const char *unit;   /* "tok/s" or "ms" */
+    const char *format; /* printf format of a value (every view prints the same digits) */
+    int width;          /* text column width */
+    bool (*get)(const attempt_sample *s, double *v); /* false: absent from this sample */
+} receipt_metric;
+extern const receipt_metric receipt_metrics[];
+extern const size_t receipt_metric_count;
 /* Re-judges a stored attempt under `ctx`: true when its stored status agrees with the
  * rules (an attempt the client marked incomplete may stay so); *judged gets the rules'
  * status. */
@@ -112,7 +124,10 @@ pacer_err receipt_paths(const char *output, const char *run_id, char *path, size
 /* The drafts file: per attempt the server-reported verify rounds, proposed and accepted
  * draft tokens, and totals (null when a sum would pass 64 bits). */
 json_t *receipt_drafts_new(const char *run_id, bool drafter_passed);
-/* Appends one attempt (cell index, attempt index, warm-up flag) from `s`. */
+/* One attempt's server-reported drafting counts: {verify_rounds, draft_proposed,
+ * draft_accepted}, each null when the server did not report it. New reference. */
+json_t *receipt_drafts_counts(const attempt_sample *s);
+/* Appends one attempt (cell index, attempt index, warm-up flag, then its counts) from `s`. */
 pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s);
 /* Computes the totals object from the attempts appended so far. */
 pacer_err receipt_drafts_finish(json_t *drafts);

@@ -12,6 +12,7 @@
 #include "loopback.h"
 
 #include "bench/attempt.h"
+#include "bench/receipt.h"
 
 Test(attempt, names) {
     cr_assert_str_eq(attempt_route_name(ATTEMPT_ROUTE_CHAT), "chat");
@@ -28,14 +29,14 @@ Test(attempt, json_absent_is_null) {
     strcpy(s.reason, "HTTP 503: Loading model");
     s.http_status = 503;
     s.duration_ns = 1234;
-    json_t *j = attempt_sample_to_json(&s);
+    json_t *j = receipt_attempt_to_json(&s, 0, false, false, 0);
     cr_assert_not_null(j);
     cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "failed");
     cr_assert_str_eq(json_string_value(json_object_get(j, "reason")), "HTTP 503: Loading model");
     cr_assert_eq(json_integer_value(json_object_get(j, "http_status")), 503);
     cr_assert_eq(json_integer_value(json_object_get(j, "duration_ns")), 1234);
-    const char *nulls[] = {"finish_reason", "prompt_tokens", "completion_tokens", "first_text_ns", "delivery_span_ns",
-                           "stream_tok_s", "server_prompt_ms", "draft_n", "verify_rounds", "token_hash"};
+    const char *nulls[] = {"prompt_tokens", "completion_tokens", "first_text_ns", "stream_tok_s", "server_prompt_ms",
+                           "server_tok_s", "seed"};
     for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
         cr_assert(json_is_null(json_object_get(j, nulls[i])), "%s", nulls[i]);
     json_decref(j);
@@ -54,11 +55,14 @@ Test(attempt, json_present_values) {
     s.stream_tok_s = 200.5;
     s.has_draft_n = true;
     strcpy(s.token_hash, "abc");
-    json_t *j = attempt_sample_to_json(&s);
+    json_t *j = receipt_attempt_to_json(&s, 0, false, false, 0);
     cr_assert_str_eq(json_string_value(json_object_get(j, "route")), "chat");
     cr_assert_eq(json_integer_value(json_object_get(j, "completion_tokens")), 256);
     cr_assert_eq(json_integer_value(json_object_get(j, "delivery_span_ns")), 0, "zero is a value when present");
-    cr_assert(json_is_integer(json_object_get(j, "draft_n")));
+    json_t *d = receipt_drafts_counts(&s);
+    cr_assert(json_is_integer(json_object_get(d, "draft_proposed")), "reported: a value");
+    cr_assert(json_is_null(json_object_get(d, "verify_rounds")), "not reported: null");
+    json_decref(d);
     cr_assert_float_eq(json_real_value(json_object_get(j, "stream_tok_s")), 200.5, 1e-9);
     cr_assert_str_eq(json_string_value(json_object_get(j, "token_hash")), "abc");
     json_decref(j);

@@ -15,6 +15,7 @@
 #include "cli/demo.h"
 #include "bench/managed.h"
 #include "lab/provenance.h"
+#include "lab/reports.h"
 #include "lab/run.h"
 
 static const char lab_usage[] =
@@ -268,6 +269,10 @@ static int run_parsed(lab_run_options *o, const char *root) {
     lab_run_result res;
     lab_outcome out = lab_run(o, &res, err, sizeof err);
     int status = 1;
+    if (out == LAB_OUTCOME_COMPLETE || out == LAB_OUTCOME_STOPPED || out == LAB_OUTCOME_CANCELLED) {
+        char rerr[1024] = "";
+        if (lab_reports_write(o->output, NULL, rerr, sizeof rerr)) cli_error("lab run: the reports: %s", rerr);
+    }
     switch (out) {
     case LAB_OUTCOME_PLANNED: print_plan(&res); status = 0; break;
     case LAB_OUTCOME_COMPLETE:
@@ -300,11 +305,29 @@ static int lab_cmd_run(int argc, char **argv) {
     return status;
 }
 
+static const char summarize_usage[] =
+    "usage: pacer lab summarize DIR\n"
+    "  Regenerates a lab run's report.json (byte for byte), summary.md, plots/ and\n"
+    "  gallery/index.html from its saved samples, without inference; README.md is kept.\n"
+    "  A directory whose samples fail their own checks (answer hash, id, signature) is\n"
+    "  refused and nothing is written.\n";
+
+static int lab_cmd_summarize(int argc, char **argv) {
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) { fputs(summarize_usage, stdout); return 0; }
+    if (argc != 2 || argv[1][0] == '-') { fputs(summarize_usage, stderr); return 1; }
+    char err[1024] = "";
+    if (lab_reports_write(argv[1], NULL, err, sizeof err)) { cli_error("lab summarize: %s", err); return 1; }
+    fprintf(stderr, "pacer: wrote report.json, summary.md, plots/ and gallery/index.html in %s\n", argv[1]);
+    return 0;
+}
+
 int cmd_lab(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "run") == 0) return lab_cmd_run(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "summarize") == 0) return lab_cmd_summarize(argc - 1, argv + 1);
     bool help = argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
     if (argc >= 2 && !help) cli_error("lab: unknown subcommand '%s'", argv[1]);
-    fputs("usage: pacer lab SUBCOMMAND [ARGS]\n  run    fresh-process lab suites (see 'pacer lab run --help')\n",
+    fputs("usage: pacer lab SUBCOMMAND [ARGS]\n  run        fresh-process lab suites (see 'pacer lab run --help')\n"
+          "  summarize  regenerate a run's reports, plots and gallery from its samples\n",
           help ? stdout : stderr);
     return help ? 0 : 1;
 }

@@ -14,7 +14,9 @@
 # request arrives (as a store rebuilt under a run). $FAKE_ENGINE_STOP_AT=N ends every reply after N tokens
 # with finish_reason "stop" when max_tokens is larger (an answer that reaches EOS).
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
-# "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. $FAKE_ENGINE_PIDFILE receives its pid.
+# "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. With $FAKE_ENGINE_ANSWERS=DIR, a prompt
+# holding "@NAME" is answered with the text of DIR/NAME (8 bytes a token) ending with "stop";
+# of DIR/NAME.V instead when the command line holds "--fake-answer V" and that file exists. $FAKE_ENGINE_PIDFILE receives its pid.
 import json, os, signal, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -105,11 +107,21 @@ class Handler(BaseHTTPRequestHandler):
         finish = "length"
         if 0 < stop_at < tokens:
             tokens, finish = stop_at, "stop"
+        words = None
+        answers, prompt = os.environ.get("FAKE_ENGINE_ANSWERS"), json.dumps(req.get("messages", req.get("prompt", "")))
+        if answers and "@" in prompt:
+            name = prompt.split("@", 1)[1].split(" ")[0].split('"')[0].rstrip(".")
+            path = os.path.join(answers, name)
+            if "--fake-answer" in argv and os.path.exists(path + "." + argv[argv.index("--fake-answer") + 1]):
+                path += "." + argv[argv.index("--fake-answer") + 1]
+            text = open(path, encoding="utf-8").read()
+            words = [text[k:k + 8] for k in range(0, len(text), 8)][:int(req.get("max_tokens", 16))]
+            tokens, finish = len(words), "stop" if len(words) * 8 >= len(text) else "length"
         for i in range(tokens):
             time.sleep(delay)
             if mode == "die-mid" and i == 3:
                 os._exit(9)
-            word = "w%d " % (i % 40) if mode == "loop" else "t%d " % i
+            word = words[i] if words else "w%d " % (i % 40) if mode == "loop" else "t%d " % i
             ch = {"delta": {"content": word}} if chat else {"text": word}
             ch["index"] = 0
             ch["finish_reason"] = finish if i == tokens - 1 else None

@@ -1,0 +1,26 @@
+/* summary.h - summary.md, the lab run for people: its first line repeats the hardware facts
+ * (so runs from different machines sit side by side), then one table per metric (prefill
+ * tok/s, decode tok/s, completion time, answer tokens) with the configurations as columns,
+ * each cell the median with its range and the samples excluded from it counted by why, then
+ * the SVG validity rates apart, and links to the plots and the gallery. Pure: report.json
+ * (report.h) in, Markdown out. */
+#ifndef PACER_LAB_SUMMARY_H
+#define PACER_LAB_SUMMARY_H
+
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+
+#define LAB_SUMMARY_FILE "summary.md"
+#define LAB_GALLERY_FILE "gallery/index.html"
+
+/* The hardware facts of the run on one line (no newline): CPU, threads, memory, GPUs, OS,
+ * kernel, power. */
+pacer_err lab_summary_hardware(buf *out, const json_t *report);
+/* One metric's table (`metric` a key of a report cell's "metrics"), headed `title`. */
+pacer_err lab_summary_table(buf *out, const json_t *report, const char *metric, const char *title);
+/* The whole of summary.md. */
+pacer_err lab_summary_markdown(buf *out, const json_t *report);
+
+#endif

@@ -54,6 +54,14 @@ typedef struct attempt_request {
     int64_t connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms;
     /* Cancellation: when either is set (non-zero) the attempt ends promptly as cancelled. */
     const volatile sig_atomic_t *cancel_flag;
+    /* A conversation for the chat route, sent as `messages` instead of `prompt` as the one
+     * user message: a JSON array of {"role", "content"} objects (borrowed). NULL: none. */
+    const json_t *messages;
+    /* Called with every non-empty piece of decoded output (content, then reasoning) when it
+     * arrives, with the arrival time. A non-zero return ends the attempt at once as
+     * cancelled with the reason "stopped by the caller"; figures so far are kept. */
+    pacer_err (*on_text)(void *ctx, const char *text, size_t n, int64_t t_ns);
+    void *on_text_ctx;
     /* What a server says (error messages, unknown finish reasons, ...) reaches the sample only
      * through bench/sanitize against this context (the suite's prompts, private names);
      * NULL: a context of `prompt` alone. */

@@ -249,6 +249,15 @@ T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, 
 }
 
 
+/* The elements of kern_axpy_f16 it did (a multiple of 8). */
+T_AVX2 static int axpy_f16_avx2(float *y, float a, const ggml_half *x, int n) {
+    __m256 va = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, F16L(x + i), _mm256_loadu_ps(y + i)));
+    return i;
+}
+
 /* quantize_q8_scalar's results, 8 lanes at a time: the same amax, d, 1/d and x * (1/d),
  * rounded half to even. */
 T_AVX2 static void quantize_q8_avx2(const float *x, kern_q8_block *y, int n) {
@@ -298,6 +307,16 @@ float kern_dot_f32(const float *a, const float *b, int n) {
 void kern_axpy_f32(float *y, float a, const float *x, int n) {
     for (int i = 0; i < n; i++)
         y[i] += a * x[i];
+}
+
+void kern_axpy_f16(float *y, float a, const ggml_half *x, int n) {
+    int i = 0;
+#ifdef KERN_X86
+    if (kern_get_level() >= KERN_AVX2)
+        i = axpy_f16_avx2(y, a, x, n);
+#endif
+    for (; i < n; i++)
+        y[i] = fmaf(a, ggml_fp16_to_fp32(x[i]), y[i]);
 }
 
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {

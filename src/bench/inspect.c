@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "bench/load.h"
 #include "bench/receipt.h"
 #include "bench/runlog.h"
 
@@ -16,7 +17,64 @@ static const char *agg_median(const json_t *cell, const char *metric, char *tmp,
     return tmp;
 }
 
+/* "p50/p99" of a level metric, in its unit; "-" when absent. */
+static const char *load_pair(const json_t *agg, const char *metric, char *tmp, size_t n) {
+    json_t *m = json_object_get(agg, metric);
+    if (!json_is_object(m)) return "-";
+    snprintf(tmp, n, "%.1f/%.1f", json_get_num(m, "p50", 0), json_get_num(m, "p99", 0));
+    return tmp;
+}
+
+/* The load sweep: one row per level (figures from load_metrics, throughput, goodput, the
+ * client's own cost and whether it limited the level), then each level's calibration. */
+static pacer_err render_load(const json_t *r, buf *out) {
+    const json_t *sec = json_object_get(r, "load"), *cal = json_get_path(r, "client.calibration.levels");
+    bool rate = strcmp(json_get_str(sec, "kind", ""), "rate") == 0;
+    pacer_err rc = buf_appendf(out, "load sweep by %s: workload %s, setting %s, %lld tokens%s\n", rate ? "request rate" : "concurrency",
+                               json_get_str(sec, "workload", "?"), json_get_str(sec, "setting", "?"),
+                               (long long)json_get_int(sec, "max_tokens", 0), rate ? "; Poisson arrivals" : "");
+    json_t *slo = json_object_get(sec, "slo");
+    if (!rc && json_is_object(slo)) {
+        char t[32] = "any", g[32] = "any";
+        if (json_is_number(json_object_get(slo, "ttft_ms"))) snprintf(t, sizeof t, "%g ms", json_get_num(slo, "ttft_ms", 0));
+        if (json_is_number(json_object_get(slo, "itl_ms"))) snprintf(g, sizeof g, "%g ms", json_get_num(slo, "itl_ms", 0));
+        rc = buf_appendf(out, "goodput SLO: first text within %s, every gap between deliveries within %s\n", t, g);
+    }
+    char ml[4][24];
+    for (int k = 0; k < 4; k++) snprintf(ml[k], sizeof ml[k], "%s p50/p99", load_metrics[k == 3 ? 4 : k].label);
+    rc = rc ? rc : buf_appendf(out, "%-8s %9s %8s %9s %15s %15s %15s %15s %8s %10s  %s\n", rate ? "rate/s" : "streams",
+                               "ok/all", "req/s", "tok/s", ml[0], ml[1], ml[2], ml[3], "good", "deliv/s", "status");
+    size_t i;
+    json_t *lv;
+    json_array_foreach(json_object_get(sec, "levels"), i, lv) {
+        json_t *agg = json_object_get(lv, "aggregates"), *tp = json_object_get(agg, "throughput");
+        json_t *gp = json_object_get(agg, "goodput");
+        char a[4][40], level[24], good[24] = "-";
+        if (rate) snprintf(level, sizeof level, "%g", json_get_num(lv, "rate", 0));
+        else snprintf(level, sizeof level, "%lld", (long long)json_get_int(lv, "concurrency", 0));
+        if (json_is_object(gp)) snprintf(good, sizeof good, "%lld", (long long)json_get_int(gp, "good", 0));
+        rc = rc ? rc : buf_appendf(out, "%-8s %4lld/%-4zu %8.2f %9.1f %15s %15s %15s %15s %8s %10.0f  %s%s\n", level,
+                                   (long long)json_get_int(tp, "requests_ok", 0), json_array_size(json_object_get(lv, "attempts")),
+                                   json_get_num(tp, "requests_per_s", 0), json_get_num(tp, "output_tok_s", 0),
+                                   load_pair(agg, "ttft_ms", a[0], 40), load_pair(agg, "itl_ms", a[1], 40),
+                                   load_pair(agg, "itl_token_ms", a[2], 40), load_pair(agg, "e2e_ms", a[3], 40), good,
+                                   json_get_num(tp, "deliveries_per_s", 0), json_get_str(lv, "status", "?"),
+                                   json_is_true(json_object_get(lv, "client_limited")) ? ", client-limited" : "");
+    }
+    json_array_foreach(cal, i, lv) {
+        json_t *per = json_object_get(lv, "cpu_ns_per_delivery");
+        char cost[32] = "-";
+        if (json_is_number(per)) snprintf(cost, sizeof cost, "%.3f us", json_number_value(per) / 1e3);
+        rc = rc ? rc : buf_appendf(out, "%s level %zu calibration: %lld streams, %s CPU per delivery, max %.0f deliveries/s\n",
+                                   i ? "  " : "client", i + 1, (long long)json_get_int(lv, "streams", 0), cost,
+                                   json_get_num(lv, "max_deliveries_per_s", 0));
+    }
+    return rc;
+}
+
 pacer_err inspect_render_table(const json_t *r, buf *out) {
+    if (json_is_object(json_object_get(r, "load")) && json_array_size(json_object_get(r, "cells")) == 0)
+        return render_load(r, out);
     pacer_err rc = buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", "workload", "setting", "route",
                                "tok/s", "first ms", "duration ms", "server", "status");
     size_t i;
@@ -120,6 +178,15 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
                                        json_is_true(json_object_get(a, "warmup")) ? "warm-up" : "repetition",
                                        (long long)json_get_int(a, "index", 0), st, json_get_str(a, "reason", ""),
                                        *msg ? ": " : "", msg);
+        }
+    }
+    json_array_foreach(json_get_path(r, "load.levels"), i, c) {
+        size_t k;
+        json_t *why;
+        json_array_foreach(json_object_get(c, "reasons"), k, why) {
+            if (!header) { rc = rc ? rc : buf_append_str(out, "\nwarnings:\n"); header = true; }
+            rc = rc ? rc : buf_appendf(out, "  level %zu: %s\n", i + 1, json_string_value(why));
+            server_text = true;
         }
     }
     /* receipts keep an excerpt; the server's words in full stay on the machine that ran it */

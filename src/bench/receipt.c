@@ -10,6 +10,7 @@
 
 #include "base/fileio.h"
 #include "base/json.h"
+#include "bench/load.h"
 #include "bench/rules.h"
 #include "bench/stats.h"
 #include "bench/suite.h"
@@ -87,6 +88,50 @@ const receipt_fact_field receipt_fact_fields[] = {
     {"hardware.volume.read_sample.skipped", JSON_STRING, false, NULL,
      "present when no honest figure could be taken, and why: memory-file-system, pages-stay-cached, not-found, "
      "cannot-read, empty-file, no-memory, too-fast-to-time"},
+    {"client.calibration", JSON_OBJECT, false, NULL,
+     "load sweeps: the client's own cost and capacity, measured before each level against an in-process loopback "
+     "SSE emitter"},
+    {"client.calibration.method", JSON_STRING, false, NULL, "loopback-emitter"},
+    {"client.calibration.budget_ms", JSON_REAL, false, NULL, "how long each calibration measured (--calibration-ms)"},
+    {"client.calibration.client_limit_share", JSON_REAL, false, NULL,
+     "a level delivering above this share of its calibrated maximum is client-limited (0.5)"},
+    {"client.calibration.levels", JSON_ARRAY, false, NULL, "one per load level, in the same order"},
+    {"client.calibration.levels[].streams", JSON_INTEGER, false, NULL,
+     "streams calibrated: the level's concurrency; a rate level: 64"},
+    {"client.calibration.levels[].deliveries", JSON_INTEGER, false, NULL, "deliveries within the budget"},
+    {"client.calibration.levels[].cpu_ns", JSON_INTEGER, false, NULL, "CPU time of the client's thread in the budget"},
+    {"client.calibration.levels[].wall_ns", JSON_INTEGER, false, NULL, "wall time of the budget as it ran"},
+    {"client.calibration.levels[].cpu_ns_per_delivery", JSON_REAL, true, NULL, "cpu_ns / deliveries; null: none"},
+    {"client.calibration.levels[].max_deliveries_per_s", JSON_REAL, false, NULL,
+     "deliveries / CPU seconds: what one core of this client can take; 0 when nothing was measured"},
+    {"load", JSON_OBJECT, false, NULL, "a load sweep (--concurrency or --rate): one level per value"},
+    {"load.kind", JSON_STRING, false, NULL, "concurrency | rate"},
+    {"load.workload", JSON_STRING, false, NULL, "the suite workload every attempt sends"},
+    {"load.setting", JSON_STRING, false, NULL, "the suite setting (temperature, seeds) of every attempt"},
+    {"load.route", JSON_STRING, false, NULL, "completions | chat"},
+    {"load.temperature", JSON_REAL, false, NULL, "the setting's temperature"},
+    {"load.max_tokens", JSON_INTEGER, false, NULL, "max_tokens of every attempt"},
+    {"load.seed_base", JSON_INTEGER, false, NULL, "a sampled attempt's seed is seed_base + its index"},
+    {"load.requests", JSON_INTEGER, true, NULL, "--requests per level; null: the default or --duration"},
+    {"load.duration_s", JSON_REAL, true, NULL, "--duration per level; null: none"},
+    {"load.seed", JSON_INTEGER, true, NULL, "rate sweeps: the seed of the arrival schedule; null otherwise"},
+    {"load.slo", JSON_OBJECT, true, NULL, "--slo: ttft_ms and itl_ms (each null when not given); null: none"},
+    {"load.levels", JSON_ARRAY, false, NULL, "one per level, in the order given"},
+    {"load.levels[].concurrency", JSON_INTEGER, true, NULL, "streams kept in flight; null in rate sweeps"},
+    {"load.levels[].rate", JSON_REAL, true, NULL, "requests per second; null in concurrency sweeps"},
+    {"load.levels[].status", JSON_STRING, false, NULL, "complete (every attempt ok) | incomplete"},
+    {"load.levels[].reasons", JSON_ARRAY, false, NULL, "the first 20 attempts that are not ok, and why"},
+    {"load.levels[].client_cpu_ns", JSON_INTEGER, false, NULL, "CPU time of the client's thread during the level"},
+    {"load.levels[].client_limited", JSON_TRUE, false, NULL,
+     "the level's deliveries per second exceeded the client-limit share of its calibrated maximum"},
+    {"load.levels[].attempts", JSON_ARRAY, false, NULL, "every attempt of the level, in start order"},
+    {"load.levels[].attempts[].start_ns", JSON_INTEGER, false, NULL, "request start - level start"},
+    {"load.levels[].attempts[].scheduled_ns", JSON_INTEGER, true, NULL,
+     "rate levels: the seeded arrival (ns from the level start); null otherwise"},
+    {"load.levels[].attempts[].delivery_ns", JSON_STRING, false, NULL,
+     "every delivery's arrival, delta-encoded: first - request start, then each gap, ns, comma-separated"},
+    {"load.levels[].aggregates", JSON_OBJECT, false, NULL,
+     "the level's figures, recomputed from the attempts by every reader"},
 };
 const size_t receipt_fact_field_count = sizeof receipt_fact_fields / sizeof receipt_fact_fields[0];
 
@@ -313,8 +358,7 @@ done:
     return out ? out : json_null();
 }
 
-/* Two aggregate documents agree when every number matches to 1e-9 relative. */
-static bool json_numbers_close(const json_t *a, const json_t *b) {
+bool receipt_numbers_close(const json_t *a, const json_t *b) {
     if (json_is_number(a) && json_is_number(b)) {
         double x = json_number_value(a), y = json_number_value(b);
         return fabs(x - y) <= 1e-9 * fmax(1.0, fmax(fabs(x), fabs(y)));
@@ -326,11 +370,20 @@ static bool json_numbers_close(const json_t *a, const json_t *b) {
         json_t *v;
         json_object_foreach((json_t *)a, k, v) {
             json_t *w = json_object_get(b, k);
-            if (!w || !json_numbers_close(v, w)) return false;
+            if (!w || !receipt_numbers_close(v, w)) return false;
         }
         return true;
     }
     return json_equal(a, b);
+}
+
+bool receipt_rejudge(const rules_context *ctx, const attempt_sample *s, attempt_status *judged) {
+    char why[ATTEMPT_REASON_MAX];
+    attempt_sample raw = *s;
+    raw.status = s->status == ATTEMPT_OK || s->status == ATTEMPT_INCOMPLETE ? ATTEMPT_OK : s->status;
+    *judged = rules_judge(ctx, &raw, why, sizeof why);
+    /* an attempt the client already marked incomplete may stay so (e.g. no [DONE]) */
+    return *judged == s->status || (s->status == ATTEMPT_INCOMPLETE && *judged == ATTEMPT_OK);
 }
 
 #define VFAIL(...) do { snprintf(err, err_n, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
@@ -339,7 +392,7 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
     pacer_err rc = PACER_OK;
     suite s;
     memset(&s, 0, sizeof s);
-    char why[ATTEMPT_REASON_MAX], lerr[200];
+    char lerr[200];
     if (!json_is_object(r)) VFAIL("not a receipt: the document is not a JSON object");
     for (size_t i = 0; i < receipt_top_field_count; i++) {
         const receipt_top_field *f = &receipt_top_fields[i];
@@ -415,12 +468,8 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
                           "token count and delivery span", ci, ai);
             }
             if (smp.status == ATTEMPT_CANCELLED) { any_cancel = true; cell_ok = false; continue; }
-            attempt_sample raw = smp;
-            raw.status = smp.status == ATTEMPT_OK || smp.status == ATTEMPT_INCOMPLETE ? ATTEMPT_OK : smp.status;
-            attempt_status judged = rules_judge(&ctx, &raw, why, sizeof why);
-            /* an attempt the client already marked incomplete may stay so (e.g. no [DONE]) */
-            bool agrees = judged == smp.status || (smp.status == ATTEMPT_INCOMPLETE && judged == ATTEMPT_OK);
-            if (!agrees)
+            attempt_status judged;
+            if (!receipt_rejudge(&ctx, &smp, &judged))
                 VFAIL("rules check failed: cell %zu attempt %zu is '%s' but the %s rules make it '%s'", ci, ai,
                       attempt_status_name(smp.status), sid, attempt_status_name(judged));
             if (smp.status != ATTEMPT_OK) cell_ok = false;
@@ -432,11 +481,15 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
             VFAIL("cell check failed: cell %zu is marked '%s' but its attempts make it %s", ci, cstat,
                   cell_ok ? "complete" : "incomplete");
         json_t *agg = receipt_cell_aggregates(atts, reps);
-        bool same = json_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
+        bool same = receipt_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
         json_decref(agg);
         if (!same) VFAIL("aggregate check failed: cell %zu (%s/%s) aggregates do not match its raw samples", ci, wname, sname);
         if (!cell_ok) any_incomplete = true;
     }
+    rules_context load_rules = {s.rule_version, 0, false, s.natural_stop_min_tokens};
+    bool load_incomplete = false;
+    if ((rc = load_validate(r, &load_rules, &load_incomplete, err, err_n))) goto out;
+    any_incomplete |= load_incomplete;
     bool cancelled = json_is_true(json_object_get(r, "cancelled"));
     if (!cancelled && standard && json_array_size(cells) != (size_t)(s.n_workloads * s.n_settings))
         VFAIL("cell check failed: %zu cells, the suite has %d", json_array_size(cells), s.n_workloads * s.n_settings);

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "bench/attempt.h"
+#include "bench/rules.h"
 
 #define RECEIPT_SCHEMA_VERSION 1
 #define RECEIPT_FILE_MAX (64u << 20)
@@ -81,6 +82,13 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
  * {median,min,max,p10,p90,n} when exactly `reps` measured attempts exist and all are ok,
  * otherwise JSON null. A metric absent from any sample is null. */
 json_t *receipt_cell_aggregates(const json_t *attempts, int reps);
+
+/* Re-judges a stored attempt under `ctx`: true when its stored status agrees with the
+ * rules (an attempt the client marked incomplete may stay so); *judged gets the rules'
+ * status. */
+bool receipt_rejudge(const rules_context *ctx, const attempt_sample *s, attempt_status *judged);
+/* Two JSON documents of figures agree: same shape, every number equal to 1e-9 relative. */
+bool receipt_numbers_close(const json_t *a, const json_t *b);
 
 /* Validates a receipt document against the rules of its own suite version: shape, suite
  * digest (must be a built-in one, matching its id), every attempt re-judged, aggregates

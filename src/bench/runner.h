@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "bench/attempt.h"
+#include "bench/load.h"
 #include "bench/manifest.h"
 #include "bench/suite.h"
 
@@ -64,6 +65,11 @@ typedef struct runner_options {
     const char *server_log;     /* where servers' full text goes (runlog_server_path); NULL: nowhere */
     runner_progress_fn progress;
     void *progress_ctx;
+    /* A load sweep instead of the suite's cells: its levels, size, seed, SLOs and
+     * calibration (the request, rules and names are filled in here, from the cell of
+     * `load_workload`, or the chat workload, or the first; NULL: a suite run). */
+    const load_options *load;
+    const char *load_workload;
 } runner_options;
 
 typedef struct runner_result {

@@ -21,6 +21,7 @@
 #include "bench/sanitize.h"
 #include "bench/suite.h"
 #include "bench/managed.h"
+#include "cli/bench_load.h"
 #include "cli/cli.h"
 #include "cli/cmd_publish.h"
 #include "cli/demo.h"
@@ -235,6 +236,7 @@ static const char bench_usage[] =
     "                   [--output FILE]\n"
     "         --publish [--yes] [--upload-url URL]: publish the receipt when the run is done\n"
     "         (what a board would refuse is refused before the run)\n"
+    BENCH_LOAD_USAGE
     "       pacer bench suites\n"
     "       pacer bench inspect RECEIPT [--json]\n"
     "       pacer bench publish RECEIPT [--yes] [--upload-url URL] | login [--token-stdin] | logout\n\n"
@@ -257,9 +259,10 @@ int cmd_bench(int argc, char **argv) {
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
         {"no-read-sample", no_argument, 0, 'R'}, {"publish", no_argument, 0, 'P'},
-        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'},
+        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'}, BENCH_LOAD_OPTIONS,
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
+    bench_load_cli lc = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
     const char *suite_name = "community-v2", *output = NULL, *upload_url = NULL;
     bool publish = false, yes = false;
@@ -288,7 +291,11 @@ int cmd_bench(int argc, char **argv) {
         case 'y': yes = true; break;
         case 'u': upload_url = optarg; break;
         case 'h': fputs(bench_usage, stdout); return 0;
-        default: fputs(bench_usage, stderr); return 1;
+        default: {
+            int handled = bench_load_option(&lc, c, optarg);
+            if (handled < 0) return 1;
+            if (handled == 0) { fputs(bench_usage, stderr); return 1; }
+        }
         }
     }
     if (optind < argc) o.public_id = argv[optind++];
@@ -306,6 +313,11 @@ int cmd_bench(int argc, char **argv) {
     if (o.backend && strcmp(sanitize_vocab(sanitize_backends, o.backend), "other") == 0) {
         cli_error("--backend: '%s' is not one of cpu, cuda, rocm, mlx, metal, vulkan, auto", o.backend);
         return 1;
+    }
+    if (lc.any) {
+        if (bench_load_finish(&lc)) return 1;
+        o.load = &lc.lo;
+        o.load_workload = lc.workload;
     }
 
     suite s;
@@ -344,7 +356,7 @@ int cmd_bench(int argc, char **argv) {
     }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;
-    if (isatty(STDERR_FILENO)) o.progress = bench_progress;
+    if (isatty(STDERR_FILENO)) o.progress = bench_progress, lc.lo.progress = bench_load_progress, lc.lo.progress_ctx = &lc;
 
     bool self_invalid = false;
     char path[4400], dpath[4500];

@@ -16,7 +16,7 @@
 #include "engine/threadpool.h"
 #include "engine/tokenizer.h"
 
-#define ENGINE_BATCH 128
+#define ENGINE_BATCH 32
 #define ENGINE_CTX_CAP 4096
 
 typedef struct mat {

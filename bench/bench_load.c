@@ -3,13 +3,15 @@
  *   - client CPU per delivery and deliveries per CPU second at 1, 64 and 256 streams,
  *     against the fault server sending as fast as the sockets take it;
  *   - timing fidelity at 256 streams each paced at 200 tok/s: every measured gap against
- *     the nominal interval and against the gap the server's send log shows.
+ *     the nominal interval and against the gap the server's send log shows; then the same
+ *     with the clients at real-time priority (the load client's --realtime).
  * The client runs on CPU 0, the server on CPU 1 (when there are two). Each figure is taken
  * BENCH_REPS times; min, median and max are printed. Prints figures; asserts nothing. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 #define SEED_BASE 1000
 
 static const char *build_dir;
+static bool realtime; /* the fidelity run's clients at SCHED_FIFO 1 (the load client: --realtime) */
 static char tmp_dir[] = "/tmp/pacer-bench-load-XXXXXX";
 
 static void pin_to(int cpu) {
@@ -100,7 +103,7 @@ static attempt_request bench_request(const char *url, int tokens) {
 
 /* One level of the load client: its receipt section (new reference) and calibration. */
 static json_t *run_load(const char *url, int streams, int tokens, json_t **cal) {
-    load_options o = {.kind = LOAD_CONCURRENCY, .n_levels = 1, .levels = {streams}, .requests = streams,
+    load_options o = {.kind = LOAD_CONCURRENCY, .n_levels = 1, .levels = {streams}, .requests = streams, .realtime = realtime,
                       .request = bench_request(url, tokens), .seed_base = SEED_BASE,
                       .rules = {2, tokens, false, 1}, .workload = "bench", .setting = "sampled"};
     load_result r;
@@ -122,6 +125,8 @@ typedef struct plain_stream {
 
 static void *plain_main(void *arg) {
     plain_stream *p = arg;
+    struct sched_param sp = {.sched_priority = 1};
+    if (realtime) pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
     attempt_stream *st = NULL;
     http_response resp;
     http_response_init(&resp);
@@ -316,8 +321,9 @@ static void bench_fidelity(void) {
             for (int k = 0; k < 4; k++) v[k][n] = out[k];
             n++;
         }
-    printf("timing fidelity, %d streams x %d tokens every %d us (%.0f tok/s each), p99 of |error| per gap:\n",
-           FIDELITY_STREAMS, FIDELITY_TOKENS, FIDELITY_INTERVAL_US, 1e6 / FIDELITY_INTERVAL_US);
+    printf("timing fidelity, %d streams x %d tokens every %d us (%.0f tok/s each), p99 of |error| per gap%s:\n",
+           FIDELITY_STREAMS, FIDELITY_TOKENS, FIDELITY_INTERVAL_US, 1e6 / FIDELITY_INTERVAL_US,
+           realtime ? ", clients at real-time priority (--realtime)" : "");
     print_range("pacer load client: |gap - interval|", v[0], n, "us");
     print_range("pacer load client: |gap - gap the server sent|", v[1], n, "us");
     print_range("plain client, thread per stream: |gap - interval|", v[2], n, "us");
@@ -332,6 +338,8 @@ int main(void) {
     printf("load client benchmark (%d repetitions of each figure; client on CPU 0, server on CPU 1)\n", BENCH_REPS);
     static const int levels[] = {1, 64, 256};
     for (int i = 0; i < 3; i++) bench_cost(levels[i]);
+    bench_fidelity();
+    realtime = true; /* the same, with the scheduler out of the way where the system allows it */
     bench_fidelity();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);

@@ -40,6 +40,7 @@ struct attempt_stream {
     const char *headers[4];
     http_request http;
     char reason[ATTEMPT_REASON_MAX]; /* set by the event handler when it stops the stream */
+    bool stopped;          /* req->on_text asked to stop */
     /* The top-level members the fast path looks for: those that make an event worth a
      * full parse (attempt_full_parse_keys, then the first members of the server-rate field
      * paths they do not cover), and "choices" last. Set once per attempt. */
@@ -69,13 +70,28 @@ static void attempt_log(const attempt_state *st, const char *what, const char *t
 
 /* The sample's server_message: `text` sanitized against the request's context, or one of
  * the prompt alone; empty when no context can be had (nothing unsanitized is kept). */
+/* The context of a request that brings none: its prompt, or every message of its conversation. */
+static sanitize_context *attempt_own_context(const attempt_request *req) {
+    sanitize_context *c = sanitize_context_new();
+    pacer_err rc = c ? PACER_OK : PACER_ERR_NOMEM;
+    if (!rc && req->prompt) rc = sanitize_context_add_text(c, req->prompt, strlen(req->prompt));
+    size_t i;
+    const json_t *m;
+    json_array_foreach(req->messages, i, m) {
+        const json_t *content = json_object_get(m, "content");
+        if (!rc && json_is_string(content))
+            rc = sanitize_context_add_text(c, json_string_value(content), json_string_length(content));
+    }
+    if (rc) {
+        sanitize_context_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void attempt_message(attempt_state *st, const char *text, size_t n) {
     const sanitize_context *c = st->req->sanitize;
-    if (!c && !st->own_sanitize && (st->own_sanitize = sanitize_context_new()) &&
-        sanitize_context_add_text(st->own_sanitize, st->req->prompt, strlen(st->req->prompt))) {
-        sanitize_context_free(st->own_sanitize);
-        st->own_sanitize = NULL;
-    }
+    if (!c && !st->own_sanitize) st->own_sanitize = attempt_own_context(st->req);
     if (!c) c = st->own_sanitize;
     if (c) sanitize_text(c, text, n, st->s->server_message, sizeof st->s->server_message);
     else st->s->server_message[0] = '\0';
@@ -168,6 +184,14 @@ static void attempt_finish_reason(attempt_state *st, const char *v, size_t n) {
     attempt_copy(s->finish_reason, sizeof s->finish_reason, known);
 }
 
+/* Hands the string member `key` of `obj` to req->on_text when it is non-empty. */
+static void attempt_pass_text(attempt_state *st, const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
+    if (st->stopped || !json_is_string(v) || json_string_length(v) == 0) return;
+    if (st->req->on_text(st->req->on_text_ctx, json_string_value(v), json_string_length(v), st->now_ns))
+        st->stopped = true;
+}
+
 /* Reads choices[0]: counts a delivery when its text or delta is non-empty, keeps finish_reason. */
 static void attempt_read_choice(attempt_state *st, const json_t *choice) {
     if (!json_is_object(choice)) return;
@@ -177,6 +201,14 @@ static void attempt_read_choice(attempt_state *st, const json_t *choice) {
         n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
              attempt_str_len(delta, "reasoning");
     attempt_count(st, n);
+    if (n && st->req->on_text) {
+        attempt_pass_text(st, choice, "text");
+        if (json_is_object(delta)) {
+            attempt_pass_text(st, delta, "content");
+            attempt_pass_text(st, delta, "reasoning_content");
+            attempt_pass_text(st, delta, "reasoning");
+        }
+    }
     const json_t *fr = json_object_get(choice, "finish_reason");
     if (json_is_string(fr)) attempt_finish_reason(st, json_string_value(fr), json_string_length(fr));
 }
@@ -233,7 +265,8 @@ static size_t attempt_span_str_len(const char *d, json_span sp) {
 static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
     json_span sp[8 + ATTEMPT_N_CHOICE_PATHS];
     const char *d = ev->data;
-    if (!st->plan || !json_skim_plan_run(st->plan, d, ev->data_len, sp)) return false;
+    /* a caller that takes the text (the lab) gets it decoded by jansson: the full path */
+    if (st->req->on_text || !st->plan || !json_skim_plan_run(st->plan, d, ev->data_len, sp)) return false;
     for (size_t i = 0; i < st->n_keys; i++)
         if (sp[i].len && !(sp[i].len == 4 && memcmp(d + sp[i].at, "null", 4) == 0)) return false;
     const json_span *c = sp + st->n_keys, fr = c[4];
@@ -300,7 +333,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     attempt_read_token_hash(st, json_object_get(root, "token_hash"));
 out:
     json_decref(root);
-    return rc;
+    return rc ? rc : st->stopped ? PACER_ERR_CANCELLED : PACER_OK;
 }
 
 static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t t_ns) {
@@ -312,7 +345,9 @@ static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t 
 static char *attempt_body(const attempt_request *req) {
     json_t *root = json_object();
     if (req->model_id) json_object_set_new(root, "model", json_string(req->model_id));
-    if (req->route == ATTEMPT_ROUTE_CHAT) {
+    if (req->route == ATTEMPT_ROUTE_CHAT && req->messages) {
+        json_object_set_new(root, "messages", json_deep_copy(req->messages));
+    } else if (req->route == ATTEMPT_ROUTE_CHAT) {
         json_t *msg = json_pack("{s:s,s:s}", "role", "user", "content", req->prompt);
         json_object_set_new(root, "messages", json_pack("[o]", msg));
     } else {
@@ -381,7 +416,7 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     bool pending = false;
     sse_parser_finish(&st->sse, &pending);
     if (rc == PACER_ERR_CANCELLED || (req->cancel_flag && *req->cancel_flag)) {
-        attempt_set(s, ATTEMPT_CANCELLED, "cancelled");
+        attempt_set(s, ATTEMPT_CANCELLED, st->stopped ? "stopped by the caller" : "cancelled");
         return;
     }
     switch (rc) {
@@ -439,7 +474,8 @@ pacer_err attempt_stream_begin(const attempt_request *req, attempt_sample *out, 
     if (!out) return PACER_ERR_ARG;
     memset(out, 0, sizeof *out);
     out->status = ATTEMPT_FAILED;
-    if (!req || !req->server_url || !req->prompt || req->max_tokens <= 0) {
+    if (!req || !req->server_url || !(req->prompt || (req->messages && req->route == ATTEMPT_ROUTE_CHAT)) ||
+        req->max_tokens <= 0) {
         attempt_copy(out->reason, sizeof out->reason, "invalid request: server URL, prompt and max_tokens > 0 are needed");
         return PACER_ERR_ARG;
     }
@@ -531,43 +567,4 @@ pacer_err attempt_run(const attempt_request *req, attempt_sample *out) {
 out:
     attempt_stream_free(st);
     return rc;
-}
-
-/* Adds key: integer, or null when absent. */
-static void attempt_json_int(json_t *o, const char *key, bool present, int64_t v) {
-    json_object_set_new(o, key, present ? json_integer(v) : json_null());
-}
-static void attempt_json_real(json_t *o, const char *key, bool present, double v) {
-    json_object_set_new(o, key, present ? json_real(v) : json_null());
-}
-static void attempt_json_str(json_t *o, const char *key, const char *v) {
-    json_object_set_new(o, key, v && v[0] ? json_string(v) : json_null());
-}
-
-json_t *attempt_sample_to_json(const attempt_sample *s) {
-    json_t *o = json_object();
-    if (!o) return NULL;
-    json_object_set_new(o, "route", json_string(attempt_route_name(s->route)));
-    json_object_set_new(o, "status", json_string(attempt_status_name(s->status)));
-    attempt_json_str(o, "reason", s->reason);
-    attempt_json_str(o, "server_message", s->server_message);
-    attempt_json_int(o, "http_status", s->http_status != 0, s->http_status);
-    attempt_json_str(o, "finish_reason", s->finish_reason);
-    attempt_json_int(o, "prompt_tokens", s->has_usage, s->prompt_tokens);
-    attempt_json_int(o, "completion_tokens", s->has_usage, s->completion_tokens);
-    attempt_json_int(o, "first_text_ns", s->has_first_text, s->first_text_ns);
-    attempt_json_int(o, "duration_ns", true, s->duration_ns);
-    attempt_json_int(o, "delivery_span_ns", s->has_first_text, s->delivery_span_ns);
-    attempt_json_int(o, "deliveries", true, s->deliveries);
-    attempt_json_int(o, "output_bytes", true, s->output_bytes);
-    attempt_json_real(o, "stream_tok_s", s->has_stream_tok_s, s->stream_tok_s);
-    json_object_set_new(o, "has_server_timings", json_boolean(s->has_server_timings));
-    attempt_json_real(o, "server_prompt_ms", s->has_server_prompt_ms, s->server_prompt_ms);
-    attempt_json_real(o, "server_predicted_per_second", s->has_server_predicted_per_second,
-                      s->server_predicted_per_second);
-    attempt_json_int(o, "draft_n", s->has_draft_n, s->draft_n);
-    attempt_json_int(o, "draft_n_accepted", s->has_draft_n_accepted, s->draft_n_accepted);
-    attempt_json_int(o, "verify_rounds", s->has_verify_rounds, s->verify_rounds);
-    attempt_json_str(o, "token_hash", s->token_hash);
-    return o;
 }

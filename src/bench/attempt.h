@@ -54,6 +54,14 @@ typedef struct attempt_request {
     int64_t connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms;
     /* Cancellation: when either is set (non-zero) the attempt ends promptly as cancelled. */
     const volatile sig_atomic_t *cancel_flag;
+    /* A conversation for the chat route, sent as `messages` instead of `prompt` as the one
+     * user message: a JSON array of {"role", "content"} objects (borrowed). NULL: none. */
+    const json_t *messages;
+    /* Called with every non-empty piece of decoded output (content, then reasoning) when it
+     * arrives, with the arrival time. A non-zero return ends the attempt at once as
+     * cancelled with the reason "stopped by the caller"; figures so far are kept. */
+    pacer_err (*on_text)(void *ctx, const char *text, size_t n, int64_t t_ns);
+    void *on_text_ctx;
     /* What a server says (error messages, unknown finish reasons, ...) reaches the sample only
      * through bench/sanitize against this context (the suite's prompts, private names);
      * NULL: a context of `prompt` alone. */
@@ -129,9 +137,7 @@ const int64_t *attempt_stream_times(const attempt_stream *st, size_t *n);
 /* Frees the stream. Accepts NULL. */
 void attempt_stream_free(attempt_stream *st);
 
-/* The sample as a JSON object: the struct's field names, *_ns as integers, absent values
- * (has_* false, empty strings) as null. Returns a new reference, NULL on OOM. */
-json_t *attempt_sample_to_json(const attempt_sample *s);
+/* A sample as JSON: receipt_attempt_to_json() (bench/receipt.h), the receipt's one schema. */
 
 /* Names used in JSON and reports. */
 const char *attempt_route_name(attempt_route r);   /* "completions" | "chat" */

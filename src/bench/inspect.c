@@ -10,10 +10,12 @@
 #include "bench/receipt.h"
 #include "bench/runlog.h"
 
-static const char *agg_median(const json_t *cell, const char *metric, char *tmp, size_t n) {
-    json_t *m = json_object_get(json_object_get(cell, "aggregates"), metric);
-    if (!json_is_object(m)) return "-";
-    snprintf(tmp, n, "%.1f", json_get_num(m, "median", 0));
+/* The median of metric `m` in `cell`, printed with the metric's format into tmp; NULL when
+ * the cell has no aggregate for it. */
+static const char *agg_median(const json_t *cell, const receipt_metric *m, char *tmp, size_t n) {
+    json_t *v = json_object_get(json_object_get(cell, "aggregates"), m->name);
+    if (!json_is_object(v)) return NULL;
+    snprintf(tmp, n, m->format, json_get_num(v, "median", 0));
     return tmp;
 }
 
@@ -72,22 +74,76 @@ static pacer_err render_load(const json_t *r, buf *out) {
     return rc;
 }
 
-pacer_err inspect_render_table(const json_t *r, buf *out) {
-    if (json_is_object(json_object_get(r, "load")) && json_array_size(json_object_get(r, "cells")) == 0)
-        return render_load(r, out);
-    pacer_err rc = buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", "workload", "setting", "route",
-                               "tok/s", "first ms", "duration ms", "server", "status");
+/* A CSV field: quoted (with doubled quotes) when it holds a comma, a quote or a line break. */
+static pacer_err csv_field(buf *out, const char *v, bool last) {
+    pacer_err rc;
+    if (strpbrk(v, ",\"\r\n")) {
+        rc = buf_append_str(out, "\"");
+        for (const char *p = v; *p && !rc; p++) rc = *p == '"' ? buf_append_str(out, "\"\"") : buf_append(out, p, 1);
+        rc = rc ? rc : buf_append_str(out, "\"");
+    } else {
+        rc = buf_append_str(out, v);
+    }
+    return rc ? rc : buf_append_str(out, last ? "\n" : ",");
+}
+
+/* One row: the three names, a value (or NULL) per metric, the status; or the header row. */
+static pacer_err cells_row(buf *out, inspect_format f, const char *const names[3], const char *const *vals,
+                           const char *status, bool header) {
+    pacer_err rc = PACER_OK;
+    if (f == INSPECT_CSV) {
+        for (int k = 0; k < 3 && !rc; k++) rc = csv_field(out, names[k], false);
+        for (size_t k = 0; k < receipt_metric_count && !rc; k++)
+            rc = csv_field(out, header ? receipt_metrics[k].name : vals[k] ? vals[k] : "", false);
+        return rc ? rc : csv_field(out, status, true);
+    }
+    if (f == INSPECT_MD) {
+        rc = buf_appendf(out, "| %s | %s | %s |", names[0], names[1], names[2]);
+        for (size_t k = 0; k < receipt_metric_count && !rc; k++)
+            rc = buf_appendf(out, " %s |", header ? receipt_metrics[k].label : vals[k] ? vals[k] : "-");
+        rc = rc ? rc : buf_appendf(out, " %s |\n", status);
+        if (!rc && header) {
+            rc = buf_append_str(out, "|---|---|---|");
+            for (size_t k = 0; k < receipt_metric_count && !rc; k++) rc = buf_append_str(out, "---:|");
+            rc = rc ? rc : buf_append_str(out, "---|\n");
+        }
+        return rc;
+    }
+    rc = buf_appendf(out, "%-10s %-10s %-12s", names[0], names[1], names[2]);
+    for (size_t k = 0; k < receipt_metric_count && !rc; k++)
+        rc = buf_appendf(out, " %*s", receipt_metrics[k].width,
+                         header ? receipt_metrics[k].label : vals[k] ? vals[k] : "-");
+    return rc ? rc : buf_appendf(out, "  %s\n", status);
+}
+
+pacer_err inspect_render_cells(const json_t *r, inspect_format f, buf *out) {
+    static const char *const head[3] = {"workload", "setting", "route"};
+    pacer_err rc = cells_row(out, f, head, NULL, "status", true);
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(r, "cells"), i, c) {
-        char a[32], b[32], d[32], e[32];
-        rc = rc ? rc : buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", json_get_str(c, "workload", "?"),
-                                   json_get_str(c, "setting", "?"), json_get_str(c, "route", "?"),
-                                   agg_median(c, "stream_tok_s", a, sizeof a), agg_median(c, "first_text_ms", b, sizeof b),
-                                   agg_median(c, "duration_ms", d, sizeof d), agg_median(c, "server_tok_s", e, sizeof e),
-                                   json_get_str(c, "status", "?"));
+        const char *names[3] = {json_get_str(c, "workload", "?"), json_get_str(c, "setting", "?"),
+                                json_get_str(c, "route", "?")};
+        char tmp[8][32];
+        const char *vals[8] = {0};
+        for (size_t k = 0; k < receipt_metric_count && k < 8; k++)
+            vals[k] = agg_median(c, &receipt_metrics[k], tmp[k], sizeof tmp[k]);
+        rc = rc ? rc : cells_row(out, f, names, vals, json_get_str(c, "status", "?"), false);
     }
     return rc;
+}
+
+pacer_err inspect_render_table(const json_t *r, buf *out) {
+    if (json_is_object(json_object_get(r, "load")) && json_array_size(json_object_get(r, "cells")) == 0)
+        return render_load(r, out);
+    return inspect_render_cells(r, INSPECT_TEXT, out);
+}
+
+bool inspect_format_parse(const char *name, inspect_format *f) {
+    static const char *const names[] = {"text", "json", "csv", "md"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) { *f = (inspect_format)i; return true; }
+    return false;
 }
 
 /* The checkpoint (format and weight files) and the read sample, labelled from the receipt's

@@ -56,6 +56,7 @@ typedef struct load_options {
     uint64_t seed;                  /* the arrival schedule of rate levels */
     load_slo slo;
     double calibration_ms;          /* the budget of each calibration; 0: the default */
+    bool realtime;                  /* run each level at real-time priority (SCHED_FIFO 1) when allowed */
     /* What every attempt sends (its seed, when sampled, is seed_base + attempt index), and
      * the suite workload and setting it comes from (names for the receipt). */
     attempt_request request;

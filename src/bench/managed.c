@@ -121,13 +121,17 @@ pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *canc
     self[n > 0 ? n : 0] = '\0';
     launch_argv_params p = {.bin = m->args.engine_bin, .self_path = self, .model = m->model.path,
                             .host = "127.0.0.1", .port = port, .name = m->served_name,
-                            .drafter = m->drafter.pass ? m->drafter.path : NULL, .threads = m->args.threads};
+                            .drafter = m->drafter.pass ? m->drafter.path : NULL, .threads = m->args.threads,
+                            .ctx = m->args.ctx};
     char *argv[64];
     char storage[8192];
-    if (launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage) < 0) {
+    int argc = launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage);
+    if (argc < 0 || argc + m->args.n_extra_args >= 64) {
         snprintf(err, err_len, "engine command line too long");
         return PACER_ERR_TOO_BIG;
     }
+    for (int i = 0; i < m->args.n_extra_args; i++) argv[argc++] = (char *)m->args.extra_args[i];
+    argv[argc] = NULL;
     memset(&m->server, 0, sizeof m->server);
     if ((rc = launch_server_start(argv, m->log_path, &m->server, err, err_len))) return rc;
     managed_engine_pgid = m->server.pid;

@@ -68,7 +68,7 @@ static int bench_suites(void) {
                    s.natural_stop_min_tokens);
         for (int w = 0; w < s.n_workloads; w++) {
             char hex[65];
-            sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex);
+            if (sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex)) snprintf(hex, sizeof hex, "unavailable");
             printf("  workload     %-6s route %-11s %d tokens; prompt %zu bytes, sha256 %s\n", s.workloads[w].name,
                    attempt_route_name(s.workloads[w].route), s.workloads[w].max_tokens, strlen(s.workloads[w].prompt), hex);
         }
@@ -86,14 +86,23 @@ static int bench_suites(void) {
 }
 
 static int bench_inspect(int argc, char **argv) {
-    bool as_json = false;
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    inspect_format fmt = INSPECT_TEXT;
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) as_json = true;
-        else if (!path && argv[i][0] != '-') path = argv[i];
-        else { cli_error("bench inspect: unexpected argument '%s'", argv[i]); return 1; }
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'j') fmt = INSPECT_JSON;
+        else if (c == 'f' && inspect_format_parse(optarg, &fmt)) continue;
+        else if (c == 'f') { cli_error("bench inspect: --format must be text, json, csv or md"); return 1; }
+        else { cli_error("bench inspect: unexpected argument '%s'", argv[optind - 1]); return 1; }
     }
-    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--json]"); return 1; }
+    if (optind < argc) path = argv[optind++];
+    if (optind < argc) { cli_error("bench inspect: unexpected argument '%s'", argv[optind]); return 1; }
+    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--format text|json|csv|md]"); return 1; }
+    bool as_json = fmt == INSPECT_JSON;
     json_t *r = NULL, *d = NULL;
     char err[512];
     int status = 1;
@@ -106,6 +115,13 @@ static int bench_inspect(int argc, char **argv) {
         status = 0;
         goto out;
     }
+    buf b;
+    buf_init(&b, 1u << 24);
+    if (fmt == INSPECT_CSV || fmt == INSPECT_MD) { /* the cell table alone, for spreadsheets and documents */
+        if (inspect_render_cells(r, fmt, &b) == PACER_OK) { fputs(b.data ? b.data : "", stdout); status = 0; }
+        buf_free(&b);
+        goto out;
+    }
     char rpath[4400], dpath[4500];
     if (receipt_paths(path, NULL, rpath, sizeof rpath, dpath, sizeof dpath, err, sizeof err) ||
         receipt_read(dpath, &d, err, sizeof err) || !json_is_object(d) ||
@@ -113,8 +129,6 @@ static int bench_inspect(int argc, char **argv) {
         json_decref(d);
         d = NULL;
     }
-    buf b;
-    buf_init(&b, 1u << 24);
     if (inspect_render(r, d, &b) == PACER_OK) {
         fputs(b.data ? b.data : "", stdout);
         status = 0;
@@ -166,11 +180,11 @@ static void bench_say(void *ctx, const char *line) {
  * ready, and what it knows put into `o`. Returns 0, or the exit status (1, 130, or 129/143
  * for SIGHUP/SIGTERM) after saying why. */
 /* The check the board's intake runs, with the context it has (the suite's prompts). */
-static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_n) {
+static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_len) {
     sanitize_context *c = sanitize_context_new();
     pacer_err rc = c ? sanitize_context_add_suite(c, s) : PACER_ERR_NOMEM;
-    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_n);
-    else snprintf(err, err_n, "%s", pacer_strerror(rc));
+    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_len);
+    else snprintf(err, err_len, "%s", pacer_strerror(rc));
     sanitize_context_free(c);
     return rc;
 }
@@ -238,7 +252,7 @@ static const char bench_usage[] =
     "         (what a board would refuse is refused before the run)\n"
     BENCH_LOAD_USAGE
     "       pacer bench suites\n"
-    "       pacer bench inspect RECEIPT [--json]\n"
+    "       pacer bench inspect RECEIPT [--format text|json|csv|md] (--json: --format json)\n"
     "       pacer bench publish RECEIPT [--yes] [--upload-url URL] | login [--token-stdin] | logout\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
     "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";

@@ -192,6 +192,21 @@ log={int(l.split()[0]): [int(x) for x in l.split()[1:]] for l in open('$TMP/send
 sys.exit(not (sorted(log)==sorted(x['seed'] for x in a) and all(len(v)==12 for v in log.values()) and
   all(x['deliveries']==12 for x in a)))"
 
+# Ctrl-C mid-level: the attempts in flight are kept as cancelled, the receipt is saved, exit 130
+start_server cancel --paced 400 --interval-us 10000
+$PACER bench org/model --server "$URL" --model-id m --concurrency 4 --requests 8 --tokens 400 \
+  --calibration-ms 20 --output "$TMP/cancel.json" >"$TMP/cancel.out" 2>&1 &
+bench_pid=$!
+i=0; while [ $i -lt 100 ] && ! grep -q . "$TMP/cancel.port" 2>/dev/null; do i=$((i+1)); sleep 0.05; done
+sleep 1.5
+kill -INT $bench_pid
+wait $bench_pid
+check "Ctrl-C during a level exits 130" [ $? -eq 130 ]
+check "the cancelled sweep's receipt keeps every started attempt" python3 -c "
+import json,sys; r=json.load(open('$TMP/cancel.json')); a=r['load']['levels'][0]['attempts']
+sys.exit(not (r['cancelled'] and r['exit_status']==130 and len(a)==4 and all(x['status']=='cancelled' for x in a)))"
+check "and inspect accepts it" "$PACER" bench inspect "$TMP/cancel.json"
+
 # a managed run: pacer starts its own engine (pacer serve on a synthetic checkpoint) and sweeps it
 "$PACER" model synth -o "$TMP/real.gguf" --dim 64 --layers 2 --heads 4 --ffn 128 --type q8_0 --seed 3 >/dev/null 2>&1
 "$PACER" bench "$TMP/real.gguf" --threads 1 --concurrency 1,2 --requests 2 --tokens 8 --calibration-ms 20 \

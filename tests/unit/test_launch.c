@@ -41,6 +41,17 @@ Test(adapter, builtin_disables_cache_and_passes_drafter) {
                      "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --no-prompt-cache --drafter /d.gguf");
 }
 
+Test(adapter, a_context_size_is_passed_only_when_given) {
+    const launch_adapter *a = launch_adapter_find("builtin"), *l = launch_adapter_find("llama.cpp");
+    launch_argv_params p = {.self_path = "/bin/pacer", .model = "/m/x.gguf", .port = 8123, .name = "org/x", .ctx = 4096};
+    char *argv[64];
+    char storage[4096];
+    cr_assert_gt(launch_argv_build(a, &p, argv, 64, storage, sizeof storage), 0);
+    cr_expect_str_eq(join(argv), "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --ctx 4096 --no-prompt-cache");
+    cr_assert_gt(launch_argv_build(l, &p, argv, 64, storage, sizeof storage), 0);
+    cr_expect_str_eq(join(argv), "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --ctx-size 4096 --cache-reuse 0");
+}
+
 Test(adapter, every_engine_has_a_command_line) {
     cr_assert_str_eq(argv_of("llama.cpp", "/d.gguf", 0),
                      "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --cache-reuse 0 --model-draft /d.gguf");

@@ -184,6 +184,16 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
+/* Tokens t0..t0+rn-1 of a tile: their activation blocks and where their outputs for group
+ * g (and the groups after it) go. */
+static void tile_rows(const unsigned char *act, size_t act_stride, float *out, int ldo, int g, int t0, int rn,
+                      const kern_q8_block **x, float **o) {
+    for (int k = 0; k < rn; k++) {
+        x[k] = (const kern_q8_block *)(act + (size_t)(t0 + k) * act_stride);
+        o[k] = out + (size_t)(t0 + k) * ldo + (size_t)g * 8;
+    }
+}
+
 /* Groups [g0, g1) times nb tokens: each group's weights (a few KB) stay in L1 while the
  * tokens pass over them TILE_TOKENS at a time. */
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
@@ -196,10 +206,7 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
             int rn = nb - t0 < TILE_TOKENS ? nb - t0 : TILE_TOKENS;
             const kern_q8_block *x[TILE_TOKENS];
             float *o[TILE_TOKENS];
-            for (int k = 0; k < rn; k++) {
-                x[k] = (const kern_q8_block *)(act + (size_t)(t0 + k) * act_stride);
-                o[k] = out + (size_t)(t0 + k) * ldo + (size_t)g * 8;
-            }
+            tile_rows(act, act_stride, out, ldo, g, t0, rn, x, o);
 #define TILE_CASE(n)                                                          \
     case n:                                                                   \
         if (t == GGML_TYPE_Q4_0)                                              \
@@ -314,10 +321,7 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
             int rn = nb - t0 < TILE_TOKENS_VNNI ? nb - t0 : TILE_TOKENS_VNNI;
             const kern_q8_block *x[TILE_TOKENS_VNNI];
             float *o[TILE_TOKENS_VNNI];
-            for (int k = 0; k < rn; k++) {
-                x[k] = (const kern_q8_block *)(act + (size_t)(t0 + k) * act_stride);
-                o[k] = out + (size_t)(t0 + k) * ldo + (size_t)g * 8;
-            }
+            tile_rows(act, act_stride, out, ldo, g, t0, rn, x, o);
 #define TILE_CASE(n)                                                                                 \
     case n:                                                                                          \
         if (t == GGML_TYPE_Q4_0)                                                                     \

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/demo.h"
 #include "bench/managed.h"
+#include "lab/archive.h"
 #include "lab/provenance.h"
 #include "lab/reports.h"
 #include "lab/run.h"
@@ -22,7 +23,7 @@ static const char lab_usage[] =
     "usage: pacer lab run [MODEL] [--engine builtin|llama.cpp] [--binary PATH] [--root DIR]\n"
     "                     [--configs LIST] [--cases LIST] [--rounds N] [--mode light|heavy]\n"
     "                     [--output DIR] [--resume] [--case-cap CASE=N ...] [--note TEXT]\n"
-    "                     [--build-stores] [--archive] [--dry-run] [--suite FILE]\n"
+    "                     [--build-stores] [--archive] [--dry-run] [--suite FILE] [--update-readme]\n"
     "  Runs a lab suite (default lab-v1): every sample is a fresh engine process, one request\n"
     "  answered to EOS under a safety cap, then stopped. Capped, cycling, content-invalid and\n"
     "  invalidated samples are kept and listed but never enter a median.\n"
@@ -45,12 +46,14 @@ static const char lab_usage[] =
     "  --dry-run   print the sample plan (and the configurations found) and run nothing\n"
     "  --suite     a custom lab suite file (prompts, caps, configurations, context)\n"
     "  --note      a note kept verbatim in the run\n"
+    "  --update-readme     write README.md after a completed run (`pacer lab readme DIR`)\n"
     "exit: 0 complete, 1 error, 2 the suite stopped (engine error, memory or power: --resume\n"
     "retries), 130 / 143 / 129 on SIGINT / SIGTERM / SIGHUP (--resume continues)\n"
     "environment: PACER_LAB_SYS_ROOT reads the power source and memory size below that\n"
     "directory instead of / (tests)\n";
 
 static volatile sig_atomic_t lab_cancel;
+static bool lab_update_readme; /* --update-readme: README.md after a completed run */
 
 static void lab_on_signal(int sig) {
     if (lab_cancel && sig == SIGINT) { /* a second Ctrl-C: the engine goes at once */
@@ -207,7 +210,7 @@ static int parse_run(int argc, char **argv, lab_run_options *o, const char **roo
         {"mode", required_argument, 0, 'M'},    {"output", required_argument, 0, 'o'},  {"resume", no_argument, 0, 'r'},
         {"case-cap", required_argument, 0, 'c'}, {"note", required_argument, 0, 'n'},   {"build-stores", no_argument, 0, 'b'},
         {"archive", no_argument, 0, 'a'},       {"dry-run", no_argument, 0, 'd'},       {"suite", required_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"update-readme", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -229,6 +232,7 @@ static int parse_run(int argc, char **argv, lab_run_options *o, const char **roo
         case 'b': o->build_stores = true; break;
         case 'a': o->archive = true; break;
         case 'd': o->dry_run = true; break;
+        case 'U': lab_update_readme = true; break;
         case 'S': o->suite = optarg; break;
         case 'h': fputs(lab_usage, stdout); return 0;
         default: fputs(lab_usage, stderr); return 1;
@@ -238,6 +242,24 @@ static int parse_run(int argc, char **argv, lab_run_options *o, const char **roo
     if (optind < argc) { cli_error("lab run: unexpected argument '%s'", argv[optind]); return 1; }
     if (o->resume && !o->output) { cli_error("lab run: --resume needs --output DIR, the run to continue"); return 1; }
     return -1;
+}
+
+/* After a run that left a directory: summary.md, plots and gallery (README.md with
+ * --update-readme on a complete run), then the archive again so that it holds them. */
+static void write_reports(const lab_run_options *o, lab_outcome out, lab_run_result *res) {
+    if (out != LAB_OUTCOME_COMPLETE && out != LAB_OUTCOME_STOPPED && out != LAB_OUTCOME_CANCELLED) return;
+    char rerr[1024] = "";
+    if (lab_reports_write(o->output, NULL, rerr, sizeof rerr)) cli_error("lab run: the reports: %s", rerr);
+    else if (out == LAB_OUTCOME_COMPLETE && lab_update_readme && lab_reports_write_readme(o->output, rerr, sizeof rerr))
+        cli_error("lab run: README.md: %s", rerr);
+    size_t files = 0, n = strlen(o->output); /* the archive was made before the reports: again, with them */
+    char adir[PATH_MAX];
+    while (n > 1 && o->output[n - 1] == '/') n--;
+    snprintf(adir, sizeof adir, "%.*s", (int)n, o->output);
+    if (res->zip[0] && lab_archive_write(adir, res->zip, &files, rerr, sizeof rerr)) {
+        cli_error("lab run: the archive: %s", rerr);
+        res->zip[0] = '\0';
+    }
 }
 
 /* Fills the paths of this machine the run needs (never recorded), runs, prints. */
@@ -269,10 +291,7 @@ static int run_parsed(lab_run_options *o, const char *root) {
     lab_run_result res;
     lab_outcome out = lab_run(o, &res, err, sizeof err);
     int status = 1;
-    if (out == LAB_OUTCOME_COMPLETE || out == LAB_OUTCOME_STOPPED || out == LAB_OUTCOME_CANCELLED) {
-        char rerr[1024] = "";
-        if (lab_reports_write(o->output, NULL, rerr, sizeof rerr)) cli_error("lab run: the reports: %s", rerr);
-    }
+    write_reports(o, out, &res);
     switch (out) {
     case LAB_OUTCOME_PLANNED: print_plan(&res); status = 0; break;
     case LAB_OUTCOME_COMPLETE:
@@ -312,22 +331,36 @@ static const char summarize_usage[] =
     "  A directory whose samples fail their own checks (answer hash, id, signature) is\n"
     "  refused and nothing is written.\n";
 
-static int lab_cmd_summarize(int argc, char **argv) {
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) { fputs(summarize_usage, stdout); return 0; }
-    if (argc != 2 || argv[1][0] == '-') { fputs(summarize_usage, stderr); return 1; }
+static const char readme_usage[] =
+    "usage: pacer lab readme DIR\n"
+    "  Writes DIR/README.md for a lab run: what was run, where, the headline table (decode\n"
+    "  tok/s), the notes, and how to reproduce it. A directory whose samples fail their own\n"
+    "  checks is refused. `pacer lab run --update-readme` does this after a completed run.\n";
+
+/* `pacer lab summarize DIR` and `pacer lab readme DIR`. */
+static int lab_cmd_dir(int argc, char **argv, bool readme) {
+    const char *usage = readme ? readme_usage : summarize_usage;
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) { fputs(usage, stdout); return 0; }
+    if (argc != 2 || argv[1][0] == '-') { fputs(usage, stderr); return 1; }
     char err[1024] = "";
-    if (lab_reports_write(argv[1], NULL, err, sizeof err)) { cli_error("lab summarize: %s", err); return 1; }
-    fprintf(stderr, "pacer: wrote report.json, summary.md, plots/ and gallery/index.html in %s\n", argv[1]);
+    if (readme ? lab_reports_write_readme(argv[1], err, sizeof err) : lab_reports_write(argv[1], NULL, err, sizeof err)) {
+        cli_error("lab %s: %s", argv[0], err);
+        return 1;
+    }
+    fprintf(stderr, "pacer: wrote %s in %s\n", readme ? "README.md" : "report.json, summary.md, plots/ and gallery/index.html",
+            argv[1]);
     return 0;
 }
 
 int cmd_lab(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "run") == 0) return lab_cmd_run(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "summarize") == 0) return lab_cmd_summarize(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "summarize") == 0) return lab_cmd_dir(argc - 1, argv + 1, false);
+    if (argc >= 2 && strcmp(argv[1], "readme") == 0) return lab_cmd_dir(argc - 1, argv + 1, true);
     bool help = argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
     if (argc >= 2 && !help) cli_error("lab: unknown subcommand '%s'", argv[1]);
     fputs("usage: pacer lab SUBCOMMAND [ARGS]\n  run        fresh-process lab suites (see 'pacer lab run --help')\n"
-          "  summarize  regenerate a run's reports, plots and gallery from its samples\n",
+          "  summarize  regenerate a run's reports, plots and gallery from its samples\n"
+          "  readme     write a run's README.md (what, where, headline table, how to reproduce)\n",
           help ? stdout : stderr);
     return help ? 0 : 1;
 }

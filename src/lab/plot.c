@@ -8,6 +8,7 @@
 #include "bench/stats.h"
 #include "board/html.h"
 #include "board/svg.h"
+#include "lab/summary.h"
 
 #define BAR_W 640
 #define BAR_ROW 36
@@ -22,13 +23,9 @@ static const char plot_style[] =
     ".whisker{stroke:#1d232b;stroke-width:1.5}.s0{fill:#1f5fbf}.s1{fill:#d9480f}.s2{fill:#2b8a3e}.s3{fill:#9c36b5}"
     ".s4{fill:#c2255c}.s5{fill:#0b7285}.s6{fill:#e67700}.s7{fill:#495057}</style>";
 
-static const char *str(const json_t *o, const char *k) {
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
 
 static bool in_median(const json_t *s) {
-    return !strcmp(str(s, "finish"), "eos") && !strcmp(str(s, "validity"), "valid");
+    return !strcmp(lab_str(s, "finish"), "eos") && !strcmp(lab_str(s, "validity"), "valid");
 }
 
 /* The median of the round medians of `config`'s decode rates, and their spread. */
@@ -45,7 +42,7 @@ static bool decode_of(const json_t *samples, const char *config, stats_summary *
         size_t k = 0;
         json_array_foreach(samples, i, s) {
             const json_t *v = json_object_get(s, "decode_tok_s");
-            if (!strcmp(str(s, "config"), config) && json_integer_value(json_object_get(s, "round")) == r && in_median(s) &&
+            if (!strcmp(lab_str(s, "config"), config) && json_integer_value(json_object_get(s, "round")) == r && in_median(s) &&
                 json_is_number(v))
                 vals[k++] = json_number_value(v);
         }
@@ -71,7 +68,7 @@ pacer_err lab_plot_decode(buf *out, const json_t *report) {
     }
     double top = 0;
     json_t *c;
-    json_array_foreach(configs, i, c) if ((has[i] = decode_of(samples, str(c, "name"), &st[i])) && st[i].max > top) top = st[i].max;
+    json_array_foreach(configs, i, c) if ((has[i] = decode_of(samples, lab_str(c, "name"), &st[i])) && st[i].max > top) top = st[i].max;
     int h = 60 + BAR_ROW * (int)(n ? n : 1);
     double span = BAR_W - BAR_LEFT - BAR_RIGHT;
     pacer_err rc = html_appendf(out,
@@ -84,7 +81,7 @@ pacer_err lab_plot_decode(buf *out, const json_t *report) {
     json_array_foreach(configs, i, c) {
         if (rc) break;
         double y = 40 + BAR_ROW * (double)i;
-        rc = html_appendf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>", BAR_LEFT - 8, y + 18, str(c, "name"));
+        rc = html_appendf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>", BAR_LEFT - 8, y + 18, lab_str(c, "name"));
         if (rc) break;
         if (!has[i] || top <= 0) {
             rc = html_appendf(out, "<text class=\"note\" x=\"%d\" y=\"%.1f\">no sample entered a median</text>", BAR_LEFT, y + 18);
@@ -117,17 +114,17 @@ pacer_err lab_plot_length_time(buf *out, const json_t *report) {
         return PACER_ERR_NOMEM;
     }
     json_t *c, *s;
-    json_array_foreach(configs, i, c) names[i] = str(c, "name");
+    json_array_foreach(configs, i, c) names[i] = lab_str(c, "name");
     names[nc] = "kept out of medians";
     json_array_foreach(samples, i, s) {
         const json_t *tok = json_object_get(s, "decode_tokens"), *ns_ = json_object_get(s, "completion_ns");
-        if (!json_is_integer(tok) || !json_is_integer(ns_) || !strcmp(str(s, "finish"), "error")) continue;
+        if (!json_is_integer(tok) || !json_is_integer(ns_) || !strcmp(lab_str(s, "finish"), "error")) continue;
         unsigned series = (unsigned)nc;
         for (size_t k = 0; k < nc; k++)
-            if (!strcmp(names[k], str(s, "config"))) series = (unsigned)k;
+            if (!strcmp(names[k], lab_str(s, "config"))) series = (unsigned)k;
         if (!in_median(s)) series = (unsigned)nc, excluded++;
         pts[n++] = (svg_point){.x = (double)json_integer_value(tok), .y = (double)json_integer_value(ns_) / 1e9,
-                               .label = str(s, "id"), .series = series};
+                               .label = lab_str(s, "id"), .series = series};
     }
     char title[160];
     snprintf(title, sizeof title, "answer length against completion time (%zu samples, %zu kept out of medians)", n, excluded);

@@ -10,6 +10,7 @@
 #include "base/fileio.h"
 #include "lab/gallery.h"
 #include "lab/plot.h"
+#include "lab/readme.h"
 #include "lab/record.h"
 #include "lab/report.h"
 #include "lab/results.h"
@@ -106,5 +107,17 @@ pacer_err lab_reports_write(const char *dir, json_t **out, char *err, size_t err
     buf_free(&b);
     if (out && !rc) *out = rep;
     else json_decref(rep);
+    return rc;
+}
+
+pacer_err lab_reports_write_readme(const char *dir, char *err, size_t err_n) {
+    json_t *rep = NULL;
+    pacer_err rc = lab_reports_load(dir, &rep, err, err_n);
+    buf b;
+    buf_init(&b, PAGE_MAX);
+    if (!rc && (rc = lab_readme_markdown(&b, rep))) snprintf(err, err_n, "cannot build %s", LAB_README_FILE);
+    if (!rc) rc = write_buf(dir, LAB_README_FILE, &b, err, err_n);
+    buf_free(&b);
+    json_decref(rep);
     return rc;
 }

@@ -20,4 +20,7 @@ pacer_err lab_reports_load(const char *dir, json_t **report, char *err, size_t e
  * `report` (may be NULL) receives the report. */
 pacer_err lab_reports_write(const char *dir, json_t **report, char *err, size_t err_n);
 
+/* lab_reports_load, then writes README.md (readme.h) atomically, replacing any there. */
+pacer_err lab_reports_write_readme(const char *dir, char *err, size_t err_n);
+
 #endif

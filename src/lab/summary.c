@@ -19,8 +19,9 @@ static const struct {
 /* Exclusion reasons in the order a cell lists them. */
 static const char *const excl_keys[] = {"capped", "cycle", "content_invalid", "invalidated", "error"};
 
-static const char *str(const json_t *o, const char *k) {
-    const char *s = json_string_value(json_object_get(o, k));
+
+const char *lab_str(const json_t *obj, const char *key) {
+    const char *s = json_string_value(json_object_get(obj, key));
     return s ? s : "";
 }
 
@@ -28,24 +29,24 @@ pacer_err lab_summary_hardware(buf *out, const json_t *report) {
     const json_t *run = json_object_get(report, "run");
     const json_t *hw = json_object_get(json_object_get(run, "provenance"), "hardware_detail");
     pacer_err rc = buf_appendf(out, "Hardware: %s, %lld threads, %.1f GiB memory",
-                               json_is_string(json_object_get(hw, "cpu_model")) ? str(hw, "cpu_model") : "unknown CPU",
+                               json_is_string(json_object_get(hw, "cpu_model")) ? lab_str(hw, "cpu_model") : "unknown CPU",
                                (long long)json_integer_value(json_object_get(hw, "cpu_threads")),
                                (double)json_integer_value(json_object_get(hw, "memory_bytes")) / (1024.0 * 1024 * 1024));
     const json_t *gpus = json_object_get(hw, "gpus");
     size_t i;
     json_t *g;
     if (!rc && !json_array_size(gpus)) rc = buf_append_str(out, ", no GPU");
-    json_array_foreach(gpus, i, g) if (!rc) rc = buf_appendf(out, ", GPU %s", json_is_string(json_object_get(g, "name")) ? str(g, "name") : "unnamed");
-    if (!rc) rc = buf_appendf(out, ", %s %s, kernel %s, power %s", str(hw, "os_name"), str(hw, "os_version"), str(hw, "kernel"),
+    json_array_foreach(gpus, i, g) if (!rc) rc = buf_appendf(out, ", GPU %s", json_is_string(json_object_get(g, "name")) ? lab_str(g, "name") : "unnamed");
+    if (!rc) rc = buf_appendf(out, ", %s %s, kernel %s, power %s", lab_str(hw, "os_name"), lab_str(hw, "os_version"), lab_str(hw, "kernel"),
                              json_is_string(json_object_get(json_object_get(run, "settings"), "power"))
-                                 ? str(json_object_get(run, "settings"), "power") : "unknown");
+                                 ? lab_str(json_object_get(run, "settings"), "power") : "unknown");
     return rc;
 }
 
 static const json_t *find_cell(const json_t *report, const char *config, const char *workload) {
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(report, "cells"), i, c) if (!strcmp(str(c, "config"), config) && !strcmp(str(c, "workload"), workload)) return c;
+    json_array_foreach(json_object_get(report, "cells"), i, c) if (!strcmp(lab_str(c, "config"), config) && !strcmp(lab_str(c, "workload"), workload)) return c;
     return NULL;
 }
 
@@ -81,13 +82,13 @@ pacer_err lab_summary_table(buf *out, const json_t *report, const char *metric, 
     size_t i, k;
     json_t *c, *w;
     pacer_err rc = buf_appendf(out, "\n## %s\n\n| workload |", title);
-    json_array_foreach(configs, i, c) if (!rc) rc = buf_appendf(out, " %s |", str(c, "name"));
+    json_array_foreach(configs, i, c) if (!rc) rc = buf_appendf(out, " %s |", lab_str(c, "name"));
     if (!rc) rc = buf_append_str(out, "\n|---|");
     for (i = 0; !rc && i < json_array_size(configs); i++) rc = buf_append_str(out, "---|");
     json_array_foreach(cases, k, w) {
         if (!rc) rc = buf_appendf(out, "\n| %s |", json_string_value(w) ? json_string_value(w) : "");
         json_array_foreach(configs, i, c) {
-            const json_t *cell = find_cell(report, str(c, "name"), json_string_value(w) ? json_string_value(w) : "");
+            const json_t *cell = find_cell(report, lab_str(c, "name"), json_string_value(w) ? json_string_value(w) : "");
             if (!rc) rc = buf_append_char(out, ' ');
             if (!rc) rc = cell ? cell_text(out, cell, metric, metric_fmt(metric)) : buf_append_str(out, "not run");
             if (!rc) rc = buf_append_str(out, " |");
@@ -103,7 +104,7 @@ static pacer_err svg_rates(buf *out, const json_t *report) {
     if (!rc) rc = buf_append_str(out, "| configuration | valid | checked |\n|---|---|---|\n");
     size_t i;
     json_t *r;
-    json_array_foreach(rates, i, r) if (!rc) rc = buf_appendf(out, "| %s | %lld | %lld |\n", str(r, "config"),
+    json_array_foreach(rates, i, r) if (!rc) rc = buf_appendf(out, "| %s | %lld | %lld |\n", lab_str(r, "config"),
                                                                (long long)json_integer_value(json_object_get(r, "valid")),
                                                                (long long)json_integer_value(json_object_get(r, "checked")));
     return rc;
@@ -117,12 +118,12 @@ pacer_err lab_summary_markdown(buf *out, const json_t *report) {
         rc = buf_appendf(out,
                          "\n\n# Lab run %s\n\nSuite %s (digest %.12s), model %s (%s), engine %s (sha256 %.12s), %lld round(s), "
                          "status %s; %zu samples recorded, %zu pending.\n",
-                         str(run, "created_utc"), str(json_object_get(sig, "suite"), "id"),
-                         str(json_object_get(sig, "suite"), "digest"), str(json_object_get(sig, "model"), "file"),
-                         str(json_object_get(sig, "model"), "identity"), str(sig, "engine"),
-                         str(json_object_get(sig, "binary"), "sha256"),
+                         lab_str(run, "created_utc"), lab_str(json_object_get(sig, "suite"), "id"),
+                         lab_str(json_object_get(sig, "suite"), "digest"), lab_str(json_object_get(sig, "model"), "file"),
+                         lab_str(json_object_get(sig, "model"), "identity"), lab_str(sig, "engine"),
+                         lab_str(json_object_get(sig, "binary"), "sha256"),
                          (long long)json_integer_value(json_object_get(json_object_get(sig, "selections"), "rounds")),
-                         str(json_object_get(run, "state"), "status"), json_array_size(json_object_get(report, "samples")),
+                         lab_str(json_object_get(run, "state"), "status"), json_array_size(json_object_get(report, "samples")),
                          json_array_size(json_object_get(report, "pending")));
     if (!rc)
         rc = buf_append_str(out, "\nEach cell: median (least-greatest) n=samples in the median, then the samples kept out of it "

@@ -15,6 +15,8 @@
 #define LAB_SUMMARY_FILE "summary.md"
 #define LAB_GALLERY_FILE "gallery/index.html"
 
+/* obj[key] when it is a string, else "" (reading report.json, whose fields may be null). */
+const char *lab_str(const json_t *obj, const char *key);
 /* The hardware facts of the run on one line (no newline): CPU, threads, memory, GPUs, OS,
  * kernel, power. */
 pacer_err lab_summary_hardware(buf *out, const json_t *report);

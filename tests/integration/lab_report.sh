@@ -3,7 +3,8 @@
 # two rounds, answers that end by themselves, an answer full of markup, five drawings: one
 # valid, one with <script>, one truncated, one with the wrong root, one entity bomb) writes
 # report.json, summary.md, plots and a gallery; `pacer lab summarize` on a copy reproduces
-# them byte for byte and keeps README.md; a copy with a tampered answer is refused; the
+# them byte for byte and keeps README.md; --update-readme and `pacer lab readme` write README.md;
+# a copy with a tampered answer is refused by both; the
 # gallery in headless Chromium (when Chromium and playwright-core are installed) shows every
 # drawing through <img>, marks the bad ones invalid, and runs no script.
 . tests/lib.sh
@@ -40,11 +41,12 @@ PY
 MD="$TMP/models"; mkdir -p "$MD"
 "$PACER" model synth -o "$MD/tiny-f16.gguf" --dim 64 --layers 1 --heads 2 --ffn 128 --type f16 --seed 7 >/dev/null 2>&1
 "$PACER" lab run "$MD/tiny-f16.gguf" --binary "$FAKE" --suite "$TMP/suite.json" --build-stores --output "$TMP/run" \
-  >"$TMP/run.out" 2>"$TMP/run.err"
+  --update-readme --note "reports test" >"$TMP/run.out" 2>"$TMP/run.err"
 rc=$?
 R="$TMP/run"
 if [ $rc -eq 0 ] && [ -s "$R/summary.md" ] && [ -s "$R/gallery/index.html" ] && [ -s "$R/plots/decode.svg" ] &&
-   [ -s "$R/plots/length-time.svg" ]; then pass "lab run writes summary.md, the plots and the gallery"
+   [ -s "$R/plots/length-time.svg" ] && [ -s "$R/README.md" ]; then
+  pass "lab run writes summary.md, the plots and the gallery; README.md with --update-readme"
 else fail "lab run with reports" "rc=$rc"; cat "$TMP/run.err"; fi
 
 # --- summarize on a copy: the same bytes, README.md kept ---
@@ -101,6 +103,23 @@ for p in ("plots/decode.svg", "plots/length-time.svg"):
 assert "<rect class=\"s0\"" in open(d + "/plots/decode.svg").read()
 PY
 
+python3 - "$R" <<'PY' && pass "README.md: what was run, where, the headline table, the note, how to reproduce" || fail "README.md content"
+import json, sys
+d = sys.argv[1]
+md = open(d + "/README.md").read()
+run = json.load(open(d + "/run.json"))
+for want in ("## What was run", "- suite: lab-report-test (sha256 %s)" % run["signature"]["suite"]["digest"],
+             "binary sha256 " + run["signature"]["binary"]["sha256"], "  - script: f16 weights, store tiny-f16.gguf, engine arguments: `--fake-answer` `script`",
+             "- workloads (answer cap in tokens): short (4096), markup (4096), draw (4096)", "## Where\n\nHardware: ",
+             "> reports test", "## How to reproduce",
+             "pacer lab run <model> --binary <binary> --suite <suite> --build-stores --output <results> --update-readme --note 'reports test'"):
+    assert want in md, want
+assert "Headline: decode tok/s" in md and "/tmp" not in md and "home" not in md
+PY
+mv "$C/README.md" "$C/README.own"
+"$PACER" lab readme "$C" >"$TMP/readme.out" 2>&1
+check "lab readme on a copy writes the same README.md" cmp -s "$R/README.md" "$C/README.md"
+
 # --- a tampered answer: refused, nothing rewritten ---
 cp -r "$R" "$TMP/bad"
 printf 'changed' >> "$TMP/bad/answers/r1-short-f16.txt"
@@ -111,12 +130,18 @@ if [ $rc -eq 1 ] && grep -q "sample r1-short-f16 fails its own checks" "$TMP/bad
    [ "$before" = "$(sha256sum "$TMP/bad/report.json" "$TMP/bad/summary.md")" ]; then
   pass "summarize refuses a directory whose answer fails its hash, and writes nothing"
 else fail "tampered answer" "rc=$rc"; cat "$TMP/bad.out"; fi
+"$PACER" lab readme "$TMP/bad" >"$TMP/bad2.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "lab readme: sample r1-short-f16 fails its own checks" "$TMP/bad2.out" &&
+   cmp -s "$R/README.md" "$TMP/bad/README.md"; then pass "lab readme refuses it too, README.md untouched"
+else fail "readme on a tampered run" "rc=$rc"; cat "$TMP/bad2.out"; fi
 "$PACER" lab summarize "$TMP/nowhere" >"$TMP/none.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q "lab summarize: .*run.json" "$TMP/none.out" && [ ! -e "$TMP/nowhere" ]; then
   pass "summarize on a directory without a run: a clear error, nothing created"
 else fail "summarize on a missing directory" "rc=$rc"; cat "$TMP/none.out"; fi
-check "lab summarize --help" sh -c "'$PACER' lab summarize --help | grep -q 'usage: pacer lab summarize DIR'"
+check "lab summarize --help, lab readme --help" sh -c "'$PACER' lab summarize --help | grep -q 'usage: pacer lab summarize DIR' &&
+  '$PACER' lab readme --help | grep -q 'usage: pacer lab readme DIR'"
 
 # --- the gallery in headless Chromium ---
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)

@@ -6,7 +6,8 @@
 //   - nothing runs: the planted SVG's script would retitle or navigate the page, the
 //     answer's <script> is text; no request leaves the results directory.
 // Usage: node lab_gallery.test.js GALLERY_HTML. With PACER_SHOTS=DIR, a full-page screenshot
-// goes to DIR/lab-gallery.png. Prints "ok - NAME" or "FAIL - NAME: WHY" per check.
+// goes to DIR/lab-gallery.png and the two plots to DIR/lab-plot-*.png.
+// Prints "ok - NAME" or "FAIL - NAME: WHY" per check.
 'use strict';
 const path = require('path');
 const { chromium } = require('playwright-core');
@@ -62,7 +63,11 @@ async function run() {
     const answer = await page.textContent('article[id="r1-markup-f16"] pre');
     expect(answer.includes('<script>document.title="pwned"</script>'), 'answer text: ' + answer);
   });
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, 'lab-gallery.png'), fullPage: true });
+  if (SHOTS) {
+    await page.screenshot({ path: path.join(SHOTS, 'lab-gallery.png'), fullPage: true });
+    await page.locator('img[src$="decode.svg"]').screenshot({ path: path.join(SHOTS, 'lab-plot-decode.png') });
+    await page.locator('img[src$="length-time.svg"]').screenshot({ path: path.join(SHOTS, 'lab-plot-length-time.png') });
+  }
   await browser.close();
 }
 

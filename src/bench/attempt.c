@@ -157,7 +157,7 @@ static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
     if (attempt_needs_full_parse(st, ev->data, ev->data_len)) return false;
     size_t at, len;
     if (!json_skim_object(ev->data, ev->data_len, "choices", &at, &len) || len == 0) return false;
-    json_t *choices = json_loadb(ev->data + at, len, 0, NULL);
+    json_t *choices = json_loadb(ev->data + at, len, JSON_ALLOW_NUL, NULL);
     if (!json_is_array(choices)) {
         json_decref(choices);
         return false;
@@ -167,7 +167,9 @@ static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
     return true;
 }
 
-/* The hot path: one SSE event, parsed once; only the members that matter are read. */
+/* The hot path: one SSE event, parsed once; only the members that matter are read. Every
+ * valid JSON string decodes, "\u0000" included (JSON_ALLOW_NUL: servers emit NUL bytes
+ * too); output bytes are counted with json_string_length, so each NUL counts once. */
 static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     attempt_state *st = ctx;
     attempt_sample *s = st->s;
@@ -178,7 +180,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     }
     if (attempt_fast_event(st, ev)) return PACER_OK;
     json_error_t jerr;
-    json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
+    json_t *root = json_loadb(ev->data, ev->data_len, JSON_ALLOW_NUL, &jerr);
     if (!json_is_object(root)) {
         snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld: %s", (long long)st->events,
                  root ? "not an object" : jerr.text);

@@ -65,6 +65,7 @@ assert s["draft_n"]==40 and s["draft_n_accepted"]==30 and s["verify_rounds"]==20
 assert abs(s["stream_tok_s"]-321.5) > 1, s
 ' "$TMP/usage-last.json"
 check "utf8-split: every byte counted once" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"output_bytes\"]==8*14, s' '$TMP/utf8-split.json'"
+check "nul-bytes: \\u0000 decodes, each NUL one output byte" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"output_bytes\"]==8*3+1 and s[\"deliveries\"]==9, s' '$TMP/nul-bytes.json'"
 check "reasoning: reasoning deltas count as deliveries" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"deliveries\"]==64, s' '$TMP/reasoning.json'"
 check "usage-missing: completion tokens null, not guessed" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"completion_tokens\"] is None and s[\"stream_tok_s\"] is None, s' '$TMP/usage-missing.json'"
 

@@ -126,7 +126,9 @@ check "v2 natural-stop receipt inspects" $PACER bench inspect "$TMP/stop2.json" 
 start_server stop1 manifest-404.script stop-200.script
 $PACER bench org/m --server "$URL" --model-id m --suite community-v1 --output "$TMP/stop1.json" > /dev/null 2>&1
 check "v1 natural stop: exit 2" [ $? -eq 2 ]
-check "v1: every cell incomplete" [ "$(grep -c '"status": "incomplete"' "$TMP/stop1.json")" -ge 4 ]
+check "v1: every cell incomplete" python3 -c "
+import json,sys; r=json.load(open('$TMP/stop1.json'))
+sys.exit(not (len(r['cells'])==4 and all(c['status']=='incomplete' for c in r['cells'])))"
 
 # empty replies fail and are never retried through another route; request shape
 "$TOOLS/fault_server" --port-file "$TMP/empty.port" --pace-us 0 --log "$TMP/empty.log" \

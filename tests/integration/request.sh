@@ -122,7 +122,7 @@ wait $cpid
 crc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 cst=$(json_field "$TMP/cancel.json" status 2>/dev/null)
-check "SIGINT: cancelled, exit 130, in ${ms} ms (< 1000)" [ "$cst" = cancelled ] && [ $crc -eq 130 ] && [ $ms -lt 1000 ]
+check "SIGINT: cancelled, exit 130, in ${ms} ms (< 1000)" sh -c "[ '$cst' = cancelled ] && [ $crc -eq 130 ] && [ $ms -lt 1000 ]"
 
 # No server listening: failed with a reason; a non-http URL is refused before any request.
 port=$(free_port)

@@ -6,7 +6,7 @@
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpcre2-8
+PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpcre2-8 expat libzip
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS_ALL := $(OPT) $(WARN) -D_GNU_SOURCE -pthread -Isrc -I$(BUILD)/gen $(SAN) $(CFLAGS)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS)) -lm -pthread $(SAN) $(LDFLAGS)

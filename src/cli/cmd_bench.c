@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -19,9 +18,9 @@
 #include "bench/receipt.h"
 #include "bench/runner.h"
 #include "bench/suite.h"
-#include "cli/bench_managed.h"
+#include "bench/managed.h"
 #include "cli/cli.h"
-#include "probe/probe.h"
+#include "cli/demo.h"
 
 static volatile sig_atomic_t bench_cancel = 0;
 static volatile sig_atomic_t bench_signal = 0;
@@ -103,11 +102,9 @@ static int bench_inspect(int argc, char **argv) {
         status = 0;
         goto out;
     }
-    char dpath[4096];
-    size_t n = strlen(path);
-    if (n > 5 && strcmp(path + n - 5, ".json") == 0) snprintf(dpath, sizeof dpath, "%.*s.drafts.json", (int)(n - 5), path);
-    else snprintf(dpath, sizeof dpath, "%s.drafts.json", path);
-    if (receipt_read(dpath, &d, err, sizeof err) || !json_is_object(d) ||
+    char rpath[4400], dpath[4500];
+    if (receipt_paths(path, NULL, rpath, sizeof rpath, dpath, sizeof dpath, err, sizeof err) ||
+        receipt_read(dpath, &d, err, sizeof err) || !json_is_object(d) ||
         strcmp(json_get_str(d, "run_id", ""), json_get_str(r, "run_id", "-")) != 0) {
         json_decref(d);
         d = NULL;
@@ -153,6 +150,40 @@ static int parse_count(const char *s, int lo, int hi) {
     errno = 0;
     long v = strtol(s, &end, 10);
     return (*end || errno || v < lo || v > hi) ? -1 : (int)v;
+}
+
+/* Progress lines of the managed-run library, for people. */
+static void bench_say(void *ctx, const char *line) {
+    (void)ctx;
+    fprintf(stderr, "pacer: %s\n", line);
+}
+
+/* The managed part of a run: the demo model when none is named, the engine started and
+ * ready, and what it knows put into `o`. Returns 0, or the exit status (1, 130, or 129/143
+ * for SIGHUP/SIGTERM) after saying why. */
+static int bench_managed_start(managed_run *mr, managed_args *ma, runner_options *o) {
+    char err[1024], demo_path[4096];
+    ma->model_spec = o->public_id;
+    if (!ma->model_spec) {
+        if (demo_model_ensure(demo_path, sizeof demo_path, err, sizeof err)) { cli_error("%s", err); return 1; }
+        ma->model_spec = demo_path;
+    }
+    pacer_err rc = managed_begin(mr, ma, &bench_cancel, err, sizeof err);
+    int status = rc == PACER_OK ? 0 : rc == PACER_ERR_CANCELLED ? 130 : 1;
+    if (rc == PACER_ERR_CANCELLED) {
+        fprintf(stderr, "pacer: cancelled during start-up; nothing saved\n");
+    } else if (rc) {
+        cli_error("%s", err);
+        buf tail;
+        buf_init(&tail, 1u << 16);
+        if (mr->engine_failed && launch_log_tail(mr->log_path, 15, &tail) == PACER_OK && tail.len)
+            fprintf(stderr, "--- last lines of the engine log (%s) ---\n%s\n---\n", mr->log_path, tail.data);
+        buf_free(&tail);
+    }
+    if (status) return (bench_signal == SIGTERM || bench_signal == SIGHUP) ? 128 + bench_signal : status;
+    managed_runner_options(mr, o);
+    fprintf(stderr, "pacer: %s ready; drafter: %s\n", mr->adapter->name, mr->drafter.note);
+    return 0;
 }
 
 static const char bench_usage[] =
@@ -238,53 +269,15 @@ int cmd_bench(int argc, char **argv) {
     memset(&m, 0, sizeof m);
     managed_run mr;
     memset(&mr, 0, sizeof mr);
-    json_t *hardware = NULL;
-    runner_checkpoint_file *checkpoint_files = NULL;
     runner_result res = {0};
     char run_id[40];
     int status = 1;
     if (managed) {
         runner_run_id(run_id);
         ma.run_id = run_id;
-        ma.model_spec = o.public_id;
-        int st = managed_begin(&mr, &ma, &bench_cancel);
-        if (st) {
-            status = (bench_signal == SIGTERM || bench_signal == SIGHUP) ? 128 + bench_signal : st;
-            goto out;
-        }
-        hardware = mr.hardware; /* probed before the engine started, read sample included */
-        mr.hardware = NULL;
-        checkpoint_files = calloc(mr.model.n_files, sizeof *checkpoint_files);
-        if (!checkpoint_files) { cli_error("out of memory"); goto out; }
-        for (size_t i = 0; i < mr.model.n_files; i++)
-            checkpoint_files[i] = (runner_checkpoint_file){mr.model.files[i].name, mr.model.files[i].sha256};
-        o.server_url = mr.url;
-        o.served_model = mr.served_name;
-        o.public_id = mr.model.repo[0] ? mr.model.repo : mr.model.file_name;
-        o.mode = "managed";
-        o.engine = mr.adapter->name;
-        /* the adapter says where this engine reports its own rates; none: nothing is read */
-        o.server_tok_s_field = mr.adapter->server_tok_s_field ? mr.adapter->server_tok_s_field : "";
-        o.prefill_ms_field = mr.adapter->prefill_ms_field ? mr.adapter->prefill_ms_field : "";
-        if (!o.backend) o.backend = mr.adapter->backend;
-        struct utsname un;
-        static char platform[160];
-        if (uname(&un) == 0) {
-            snprintf(platform, sizeof platform, "%s-%s", strcmp(un.sysname, "Linux") == 0 ? "linux" : un.sysname, un.machine);
-            o.platform = platform;
-        }
-        o.hardware = hardware;
-        o.run_id = run_id;
-        o.revision = mr.model.revision[0] ? mr.model.revision : NULL;
-        o.checkpoint_format = launch_format_name(mr.model.format);
-        o.checkpoint_files = checkpoint_files;
-        o.n_checkpoint_files = mr.model.n_files;
-        o.local_model = mr.model.local;
-        o.drafter_passed = mr.drafter.pass;
-        o.drafter_id = mr.drafter.pass && mr.drafter.public_id[0] ? mr.drafter.public_id : NULL;
-        o.engine_version = strcmp(mr.adapter->name, "builtin") == 0 ? PACER_VERSION : NULL;
-        o.python_version = mr.adapter->python ? NULL : "none";
-        fprintf(stderr, "pacer: %s ready; drafter: %s\n", mr.adapter->name, mr.drafter.note);
+        ma.progress = bench_say;
+        if ((status = bench_managed_start(&mr, &ma, &o))) goto out;
+        status = 1;
     } else {
         manifest_fetch(o.server_url, &bench_cancel, &m);
         o.manifest = &m;
@@ -302,7 +295,7 @@ int cmd_bench(int argc, char **argv) {
     char path[4400], dpath[4500];
     if (runner_run(&o, &res, err, sizeof err)) { cli_error("%s", err); goto out; }
     if (o.progress) fputs("\r\033[K", stderr);
-    managed_end(&mr, false); /* the engine stops before anything is saved */
+    managed_engine_stop(&mr, false); /* the engine stops before anything is saved */
     if (bench_signal == SIGTERM || bench_signal == SIGHUP) {
         status = 128 + bench_signal;
         fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
@@ -313,19 +306,10 @@ int cmd_bench(int argc, char **argv) {
         self_invalid = true; /* still saved below, so that the failure can be examined */
     }
     const char *rid = json_get_str(res.receipt, "run_id", "run");
-    if (output) {
-        snprintf(path, sizeof path, "%s", output);
-    } else {
-        const char *home = path_home();
-        if (!home) { cli_error("no home directory: pass --output FILE"); goto out; }
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home);
-        if (dir_create_all(dir, 0700)) { cli_error("cannot create the receipts directory under ~/.pacer"); goto out; }
-        snprintf(path, sizeof path, "%s/%s.json", dir, rid);
+    if (receipt_paths(output, rid, path, sizeof path, dpath, sizeof dpath, err, sizeof err)) {
+        cli_error("%s", err);
+        goto out;
     }
-    size_t n = strlen(path);
-    if (n > 5 && strcmp(path + n - 5, ".json") == 0) snprintf(dpath, sizeof dpath, "%.*s.drafts.json", (int)(n - 5), path);
-    else snprintf(dpath, sizeof dpath, "%s.drafts.json", path);
     pacer_err rc = receipt_write(path, res.receipt);
     if (!rc) rc = receipt_write(dpath, res.drafts);
     if (rc) { cli_error("cannot write the receipt: %s", pacer_strerror(rc)); goto out; }
@@ -349,10 +333,7 @@ int cmd_bench(int argc, char **argv) {
     status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
 out:
-    managed_end(&mr, false);
     managed_free(&mr);
-    free(checkpoint_files);
-    json_decref(hardware);
     json_decref(res.receipt);
     json_decref(res.drafts);
     manifest_free(&m);

@@ -1,5 +1,6 @@
-/* cmd_model.c - 'pacer model': synth (write a seeded random-weight llama GGUF) and info
- * (print a GGUF's metadata and tensor summary; a corrupt file is a one-line error). */
+/* cmd_model.c - 'pacer model': synth (write a seeded random-weight llama GGUF), info
+ * (print a GGUF's metadata and tensor summary; a corrupt file is a one-line error) and
+ * quantize (a deterministic copy with its weight matrices in another type). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "engine/gguf.h"
+#include "engine/quantize.h"
 #include "engine/synth.h"
 
 static const char synth_usage[] =
@@ -187,6 +189,67 @@ static int model_info(int argc, char **argv) {
     return 0;
 }
 
+static const char quantize_usage[] =
+    "usage: pacer model quantize IN OUT --type T\n"
+    "  Writes OUT, a copy of the GGUF checkpoint IN with its weight matrices in type T\n"
+    "  (f32, f16, bf16, q8_0, q4_0, q4_K, q6_K). IN must hold f32, f16 or bf16 matrices; norms\n"
+    "  are copied as they are; a matrix whose rows do not divide into T's blocks becomes q8_0.\n"
+    "  Deterministic: the same IN and T give the same bytes. The disk space OUT needs is printed\n"
+    "  first; nothing is written when the volume lacks it. OUT appears only when complete.\n";
+
+static int model_quantize(int argc, char **argv) {
+    const char *pos[2] = {NULL, NULL}, *type_name = NULL;
+    int n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(quantize_usage, stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) type_name = argv[++i];
+        else if (strncmp(argv[i], "--type=", 7) == 0) type_name = argv[i] + 7;
+        else if (argv[i][0] == '-' || n_pos == 2) {
+            cli_error("model quantize: unexpected argument '%s' (see --help)", argv[i]);
+            return 1;
+        } else pos[n_pos++] = argv[i];
+    }
+    ggml_type t;
+    if (n_pos != 2 || !type_name) {
+        fputs(quantize_usage, stderr);
+        return 1;
+    }
+    if (!ggml_type_from_name(type_name, &t) || !quantize_type_supported(t)) {
+        cli_error("model quantize: unknown type '%s' (%s)", type_name, quantize_type_list());
+        return 1;
+    }
+    char err[512];
+    quantize_job *j;
+    if (quantize_open(pos[0], t, &j, err, sizeof err)) {
+        cli_error("model quantize: %s: %s", pos[0], err);
+        return 1;
+    }
+    uint64_t need = quantize_output_bytes(j), avail = 0;
+    int conv, fb, copied;
+    quantize_counts(j, &conv, &fb, &copied);
+    bool known = quantize_volume_free(pos[1], &avail) == PACER_OK;
+    fprintf(stderr, "pacer: %s needs %llu bytes (%.2f GB) on disk; %s%.2f GB free there\n", pos[1],
+            (unsigned long long)need, (double)need / 1e9, known ? "" : "unknown: ", (double)avail / 1e9);
+    int rc = 0;
+    if (known && avail < need) {
+        cli_error("model quantize: not enough space for %s: %llu bytes needed, %llu free", pos[1],
+                  (unsigned long long)need, (unsigned long long)avail);
+        rc = 1;
+    } else if (quantize_write(j, pos[1], err, sizeof err)) {
+        cli_error("model quantize: %s", err);
+        rc = 1;
+    } else {
+        fprintf(stderr, "pacer: wrote %s: %d matrices %s", pos[1], conv, ggml_type_name(t));
+        if (fb) fprintf(stderr, ", %d q8_0 (rows not a multiple of %s's block)", fb, ggml_type_name(t));
+        fprintf(stderr, ", %d tensors copied as they were\n", copied);
+    }
+    quantize_close(j);
+    return rc;
+}
+
 typedef struct model_subcommand {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -196,6 +259,7 @@ typedef struct model_subcommand {
 static const model_subcommand model_subcommands[] = {
     {"synth", model_synth, "write a seeded random-weight llama GGUF"},
     {"info", model_info, "print a GGUF file's metadata and tensors"},
+    {"quantize", model_quantize, "copy a GGUF with its weight matrices in another type"},
 };
 
 int cmd_model(int argc, char **argv) {
@@ -208,6 +272,6 @@ int cmd_model(int argc, char **argv) {
     FILE *o = help ? stdout : stderr;
     if (argc >= 2 && !help) cli_error("model: unknown subcommand '%s'", argv[1]);
     fprintf(o, "usage: pacer model SUBCOMMAND [ARGS]\n");
-    for (size_t i = 0; i < n; i++) fprintf(o, "  %-6s %s\n", model_subcommands[i].name, model_subcommands[i].summary);
+    for (size_t i = 0; i < n; i++) fprintf(o, "  %-8s %s\n", model_subcommands[i].name, model_subcommands[i].summary);
     return help ? 0 : 1;
 }

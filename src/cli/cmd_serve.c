@@ -12,6 +12,7 @@
 #include "engine/draft.h"
 #include "engine/serve_engine.h"
 #include "probe/probe.h"
+#include "server/serve.h"
 
 static const char usage[] =
     "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
@@ -98,14 +99,14 @@ int cmd_serve(int argc, char **argv) {
     char sha[SHA256_HEX_LEN + 1] = "", rev[128];
     if (sha256_file_hex(model, sha)) { cli_error("cannot read %s", model); goto out; }
     if (engine_open(model, &ep, &e, err, sizeof err)) { cli_error("%s", err); goto out; }
-    serve_backend b;
+    engine_backend b;
     if (serve_engine_backend(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", model); goto out; }
     hf_revision(model, rev, sizeof rev);
     const char *slash = strrchr(model, '/');
     hardware = manifest_hardware(model);
     serve_model_info info = {.id = name ? name : (slash ? slash + 1 : model), .path = model, .sha256 = sha,
                              .revision = rev, .hardware_json = hardware, .chat = serve_engine_chat_format(e)};
-    serve_backend db;
+    engine_backend db;
     char dsha[SHA256_HEX_LEN + 1] = "";
     if (drafter) {
         if (sha256_file_hex(drafter, dsha)) { cli_error("cannot read %s", drafter); goto out; }

@@ -10,7 +10,7 @@ static const cli_command cli_commands[] = {
     {"bench", cmd_bench, "run a benchmark suite (no MODEL: the demo)"},
     {"serve", cmd_serve, "serve a GGUF model with the embedded engine (OpenAI API)"},
     {"generate", cmd_generate, "one local generation with the embedded engine"},
-    {"model", cmd_model, "model tools: synth (seeded random-weight GGUF)"},
+    {"model", cmd_model, "model tools: synth, info, quantize"},
     {"pull", cmd_pull, "download a checkpoint into the Hugging Face cache"},
     {"probe", cmd_probe, "show the hardware facts a receipt records"},
     {"request", cmd_request, "send one measured streamed request, print the sample"},

@@ -35,7 +35,7 @@ int draft_lookup(const int32_t *hist, int n, int max, int32_t *out) {
     return 0;
 }
 
-pacer_err draft_model_init(draft_model *dm, const serve_backend *b) {
+pacer_err draft_model_init(draft_model *dm, const engine_backend *b) {
     memset(dm, 0, sizeof *dm);
     dm->b = b;
     dm->cache = malloc((size_t)(b->n_ctx > 0 ? b->n_ctx : 1) * sizeof *dm->cache);
@@ -55,7 +55,7 @@ void draft_model_free(draft_model *dm) {
     memset(dm, 0, sizeof *dm);
 }
 
-/* Evaluates what hist[0..n) adds to the drafter's cache; `logits` as in serve_backend.eval
+/* Evaluates what hist[0..n) adds to the drafter's cache; `logits` as in engine_backend.eval
  * (the row after hist[n-1]) and then at least that token is evaluated again. */
 static pacer_err sync_to(draft_model *dm, const int32_t *hist, int n, float *logits) {
     int common = 0;
@@ -82,7 +82,7 @@ pacer_err draft_model_sync(draft_model *dm, const int32_t *hist, int n) {
 
 pacer_err draft_model_propose(draft_model *dm, sampler *smp, const int32_t *hist, int n, int max, int32_t *out,
                               int *n_out, const float **q_out) {
-    const serve_backend *b = dm->b;
+    const engine_backend *b = dm->b;
     bool greedy = smp->p.temperature <= 0;
     *n_out = 0;
     *q_out = greedy ? NULL : dm->q;

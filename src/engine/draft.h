@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "engine/backend.h"
 #include "engine/sampler.h"
-#include "engine/serve.h"
 
 #define DRAFT_MAX 64      /* the most draft tokens one round may propose */
 #define DRAFT_NGRAM_MAX 4 /* lookup tries the last 4, 3, then 2 tokens as the key */
@@ -33,7 +33,7 @@ int draft_lookup(const int32_t *hist, int n, int max, int32_t *out);
 /* The drafter's side: its KV cache mirrors `cache[0..n_cache)`, and its work buffers are
  * allocated once in draft_model_init. */
 typedef struct draft_model {
-    const serve_backend *b;
+    const engine_backend *b;
     int32_t *cache;  /* tokens in the drafter's KV cache (n_ctx) */
     int n_cache;
     float *logits;   /* one row */
@@ -41,7 +41,7 @@ typedef struct draft_model {
 } draft_model;
 
 /* Allocates the buffers for drafter `b` (which must outlive dm). */
-pacer_err draft_model_init(draft_model *dm, const serve_backend *b);
+pacer_err draft_model_init(draft_model *dm, const engine_backend *b);
 /* Frees the buffers; accepts a zeroed dm. */
 void draft_model_free(draft_model *dm);
 /* Brings the drafter's cache to hist[0..n) without computing logits (the prompt, during

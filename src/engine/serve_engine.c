@@ -1,4 +1,4 @@
-/* serve_engine.c - the serve_backend of the embedded engine: tokenizer_encode with special
+/* serve_engine.c - the engine_backend of the embedded engine: tokenizer_encode with special
  * tokens parsed for chat prompts, tokenizer pieces, end-of-generation ids, engine_eval; and
  * the check that a drafter shares the model's vocabulary. */
 #include "engine/serve_engine.h"
@@ -28,16 +28,16 @@ static pacer_err be_eval(void *ctx, const int32_t *tokens, int n, int pos, float
     return engine_eval(ctx, tokens, n, pos, logits, all_logits);
 }
 
-pacer_err serve_engine_backend(engine *e, serve_backend *b) {
+pacer_err serve_engine_backend(engine *e, engine_backend *b) {
     if (!engine_get_tokenizer(e)) return PACER_ERR_STATE;
     const engine_info *info = engine_get_info(e);
-    *b = (serve_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval};
+    *b = (engine_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval};
     return PACER_OK;
 }
 
-void serve_engine_drafter_backend(engine *e, serve_backend *b) {
+void serve_engine_drafter_backend(engine *e, engine_backend *b) {
     const engine_info *info = engine_get_info(e);
-    *b = (serve_backend){.ctx = e, .n_vocab = info->n_vocab, .n_ctx = info->n_ctx, .eval = be_eval};
+    *b = (engine_backend){.ctx = e, .n_vocab = info->n_vocab, .n_ctx = info->n_ctx, .eval = be_eval};
 }
 
 pacer_err serve_engine_check_drafter(const engine *target, const engine *drafter, char *err, size_t err_len) {

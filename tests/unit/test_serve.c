@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "engine/chat.h"
-#include "engine/serve.h"
+#include "server/serve.h"
 #include "engine/serve_text.h"
 
 /* ---- text ---- */
@@ -188,7 +188,7 @@ static void start(size_t max_body, int queue_max) {
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
 }
 static void set_model(void) {
-    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
     serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain"), NULL, NULL, NULL};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
 }
@@ -649,8 +649,8 @@ static drafted run_drafting(const char *mode, int cycle, const char *body) {
     char err[128];
     cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
-    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    serve_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "dir/tiny.gguf", .sha256 = "ab", .revision = "",
                              .chat = chat_format_by_name("plain")};
     if (strcmp(mode, "drafter") == 0) info.drafter = &d;
@@ -733,8 +733,8 @@ Test(serve_drafting, sampled_is_seeded_per_mode, .timeout = 60) {
 
 Test(serve_drafting, drafter_must_share_the_vocabulary) {
     start(0, -1);
-    serve_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    serve_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain"),
                              .drafter = &d};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_ERR_ARG);

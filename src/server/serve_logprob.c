@@ -1,7 +1,7 @@
 /* serve_logprob.c - log-probability entries as OpenAI's JSON. A token whose bytes are not
  * valid UTF-8 on their own (part of a character) is named "bytes:\xe2\x80" as OpenAI's legacy
  * API does, since JSON strings cannot hold the raw bytes; chat's `bytes` carries them exactly. */
-#include "engine/serve_logprob.h"
+#include "server/serve_logprob.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "engine/serve_text.h"
 
 /* The token's display string into `out` (reset first). */
-static pacer_err token_string(const serve_backend *b, int32_t tok, buf *out) {
+static pacer_err token_string(const engine_backend *b, int32_t tok, buf *out) {
     size_t len = 0;
     const char *p = b->piece(b->ctx, tok, &len);
     buf_reset(out);
@@ -23,7 +23,7 @@ static pacer_err token_string(const serve_backend *b, int32_t tok, buf *out) {
 }
 
 /* Characters the token adds to the text: bytes that do not continue a UTF-8 sequence. */
-static int64_t piece_chars(const serve_backend *b, int32_t tok) {
+static int64_t piece_chars(const engine_backend *b, int32_t tok) {
     size_t len = 0;
     const unsigned char *p = (const unsigned char *)b->piece(b->ctx, tok, &len);
     int64_t n = 0;
@@ -31,7 +31,7 @@ static int64_t piece_chars(const serve_backend *b, int32_t tok) {
     return n;
 }
 
-static json_t *piece_bytes(const serve_backend *b, int32_t tok) {
+static json_t *piece_bytes(const engine_backend *b, int32_t tok) {
     size_t len = 0;
     const unsigned char *p = (const unsigned char *)b->piece(b->ctx, tok, &len);
     json_t *a = json_array();
@@ -39,7 +39,7 @@ static json_t *piece_bytes(const serve_backend *b, int32_t tok) {
     return a;
 }
 
-json_t *serve_logprobs_completion(const serve_backend *b, const logprob_entry *e, int n, int64_t *text_offset) {
+json_t *serve_logprobs_completion(const engine_backend *b, const logprob_entry *e, int n, int64_t *text_offset) {
     json_t *o = json_pack("{s:[],s:[],s:[],s:[],s:[]}", "tokens", "token_logprobs", "top_logprobs", "text_offset",
                           "top_logprob_ids");
     if (!o) return NULL;
@@ -79,13 +79,13 @@ json_t *serve_logprobs_completion(const serve_backend *b, const logprob_entry *e
 }
 
 /* One chat entry (without top_logprobs): id, token, logprob, bytes. */
-static json_t *chat_item(const serve_backend *b, int32_t tok, float logprob, buf *s) {
+static json_t *chat_item(const engine_backend *b, int32_t tok, float logprob, buf *s) {
     if (token_string(b, tok, s)) return NULL;
     return json_pack("{s:i,s:s%,s:f,s:o}", "id", (int)tok, "token", s->data ? s->data : "", s->len, "logprob",
                      (double)logprob, "bytes", piece_bytes(b, tok));
 }
 
-json_t *serve_logprobs_chat(const serve_backend *b, const logprob_entry *e, int n) {
+json_t *serve_logprobs_chat(const engine_backend *b, const logprob_entry *e, int n) {
     json_t *content = json_array();
     buf s;
     buf_init(&s, 1u << 16);

@@ -1,30 +1,27 @@
-/* serve.c - HTTP routes, request validation, the single-decoder queue, generation (prefix
- * reuse, sampling, drafting rounds, stop strings) and OpenAI response/SSE bodies.
- * libmicrohttpd runs one thread per connection, so a streaming body is generated inside its
- * content callback and a client that goes away stops generation at the next token. */
-#include "engine/serve.h"
+/* serve.c - the OpenAI routes (a table over server/http.h), request validation, the
+ * single-decoder queue, generation (prefix reuse, sampling, drafting rounds, stop strings)
+ * and OpenAI response/SSE bodies. The HTTP layer runs one thread per connection, so a
+ * streaming body is generated inside its reader and a client that goes away stops generation
+ * at the next token. */
+#include "server/serve.h"
 
 #include <jansson.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/sha256.h"
+#include "base/version.h"
 #include "engine/draft.h"
 #include "engine/logprob.h"
 #include "engine/sampler.h"
-#include "engine/serve_logprob.h"
 #include "engine/serve_text.h"
-
-#define SERVE_VERSION "0.1.0"
+#include "server/http.h"
+#include "server/serve_logprob.h"
 
 typedef struct serve_metrics {
     uint64_t requests, errors, prompt_tokens, cached_tokens, generated_tokens;
@@ -32,13 +29,13 @@ typedef struct serve_metrics {
 } serve_metrics;
 
 struct serve_server {
-    struct MHD_Daemon *d;
+    http_server *http;
     serve_options opt;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool busy, ready;
     int waiting;
-    serve_backend b;
+    engine_backend b;
     char *id, *file, *sha256, *revision, *hardware;
     const chat_format *chat;
     serve_metrics m;
@@ -60,45 +57,14 @@ struct serve_server {
 
 /* ---- errors and small helpers ---- */
 
-typedef struct serve_status {
-    int code;
-    const char *type;
-    char msg[256];
-} serve_status;
-
-static void status_set(serve_status *st, int code, const char *type, const char *fmt, const char *arg) {
-    st->code = code;
-    st->type = type;
-    snprintf(st->msg, sizeof st->msg, fmt, arg ? arg : "");
-}
-
-static enum MHD_Result send_text(struct MHD_Connection *c, int code, const char *ctype, char *body,
-                                 const char *retry_after) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-    if (!r) { free(body); return MHD_NO; }
-    MHD_add_response_header(r, "Content-Type", ctype);
-    if (retry_after) MHD_add_response_header(r, "Retry-After", retry_after);
-    enum MHD_Result ret = MHD_queue_response(c, (unsigned)code, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result send_json(struct MHD_Connection *c, int code, json_t *v) {
-    char *s = json_dumps(v, JSON_COMPACT);
-    json_decref(v);
-    if (!s) return MHD_NO;
-    return send_text(c, code, "application/json", s, NULL);
-}
-
-static enum MHD_Result send_error(serve_server *s, struct MHD_Connection *c, const serve_status *st) {
+/* Answers with the OpenAI error body of `st` (and Retry-After on a 503), counting it. */
+static pacer_err send_error(serve_server *s, http_req *req, const http_status *st) {
     pthread_mutex_lock(&s->mu);
     s->m.errors++;
     pthread_mutex_unlock(&s->mu);
-    json_t *v = json_pack("{s:{s:s,s:s,s:i}}", "error", "message", st->msg, "type", st->type, "code", st->code);
-    char *body = json_dumps(v, JSON_COMPACT);
-    json_decref(v);
-    if (!body) return MHD_NO;
-    return send_text(c, st->code, "application/json", body, st->code == 503 ? "1" : NULL);
+    if (st->code == 503 && http_req_add_header(req, "Retry-After", "1")) return PACER_ERR_NOMEM;
+    return http_respond_json(req, st->code,
+                             json_pack("{s:{s:s,s:s,s:i}}", "error", "message", st->msg, "type", st->type, "code", st->code));
 }
 
 /* ---- the decoder lock and its short queue ---- */
@@ -164,7 +130,7 @@ static void req_free(serve_req *r) {
 }
 
 /* Checks that `key`, when present and not null, has the wanted JSON type. */
-static bool type_ok(const json_t *root, const char *key, int want, serve_status *st) {
+static bool type_ok(const json_t *root, const char *key, int want, http_status *st) {
     json_t *v = json_object_get(root, key);
     if (!v || json_is_null(v)) return true;
     bool ok = want == 'n' ? json_is_number(v) : want == 'i' ? json_is_integer(v) : want == 'b' ? json_is_boolean(v)
@@ -175,9 +141,7 @@ static bool type_ok(const json_t *root, const char *key, int want, serve_status 
         const char *name = "valid";
         for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
             if (NAMES[i].c == want) name = NAMES[i].name;
-        char fmt[96];
-        snprintf(fmt, sizeof fmt, "'%s' must be %s%%s", key, name);
-        status_set(st, 400, "invalid_request_error", fmt, "");
+        http_status_set(st, 400, "invalid_request_error", "'%s' must be %s", key, name);
     }
     return ok;
 }
@@ -189,18 +153,16 @@ static const struct { const char *key; int type; } FIELD_TYPES[] = {
 };
 
 /* Token ids of `a` into p; a 400 names the first bad position as where[i]. */
-static bool prompt_ids(serve_server *s, json_t *a, const char *where, serve_prompt *p, serve_status *st) {
+static bool prompt_ids(serve_server *s, json_t *a, const char *where, serve_prompt *p, http_status *st) {
     size_t i, n = json_array_size(a);
     json_t *v;
-    if (n == 0) { status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
+    if (n == 0) { http_status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
     p->tokens = malloc(n * sizeof *p->tokens);
-    if (!p->tokens) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    if (!p->tokens) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
     json_array_foreach(a, i, v) {
         json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
         if (id < 0 || id >= s->b.n_vocab) {
-            char pos[64];
-            snprintf(pos, sizeof pos, "%s[%zu]", where, i);
-            status_set(st, 400, "invalid_request_error", "%s is not a token id of this model", pos);
+            http_status_set(st, 400, "invalid_request_error", "%s[%zu] is not a token id of this model", where, i);
             return false;
         }
         p->tokens[p->n_tokens++] = (int32_t)id;
@@ -210,13 +172,13 @@ static bool prompt_ids(serve_server *s, json_t *a, const char *where, serve_prom
 
 /* `prompt` of /v1/completions as OpenAI takes it: a string, an array of token ids, or an
  * array whose items are either (a batch, answered as choices in order). */
-static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, serve_status *st) {
-    static const char *const shape = "'prompt' must be a string, an array of token ids, or an array of those%s";
+static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, http_status *st) {
+    static const char *const shape = "'prompt' must be a string, an array of token ids, or an array of those";
     bool batch = json_is_array(p) && json_array_size(p) > 0 && !json_is_integer(json_array_get(p, 0));
-    if (!json_is_string(p) && !json_is_array(p)) { status_set(st, 400, "invalid_request_error", shape, ""); return false; }
+    if (!json_is_string(p) && !json_is_array(p)) { http_status_set(st, 400, "invalid_request_error", "%s", shape); return false; }
     size_t n = batch ? json_array_size(p) : 1;
     r->prompts = calloc(n, sizeof *r->prompts);
-    if (!r->prompts) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    if (!r->prompts) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
     r->n_prompts = (int)n;
     for (size_t i = 0; i < n; i++) {
         json_t *item = batch ? json_array_get(p, i) : p;
@@ -224,7 +186,7 @@ static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, serve_st
         if (batch) snprintf(where, sizeof where, "prompt[%zu]", i);
         if (json_is_string(item)) {
             if (!s->chat->raw_text) {
-                status_set(st, 400, "invalid_request_error",
+                http_status_set(st, 400, "invalid_request_error",
                            "this model's chat format (%s) does not accept raw text: use /v1/chat/completions",
                            s->chat->name);
                 return false;
@@ -233,7 +195,7 @@ static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, serve_st
         } else if (json_is_array(item)) {
             if (!prompt_ids(s, item, where, &r->prompts[i], st)) return false;
         } else {
-            status_set(st, 400, "invalid_request_error", shape, "");
+            http_status_set(st, 400, "invalid_request_error", "%s", shape);
             return false;
         }
     }
@@ -241,29 +203,29 @@ static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, serve_st
 }
 
 /* logprobs (an integer for completions, a boolean with top_logprobs for chat) and echo. */
-static bool req_parse_logprobs(serve_req *r, serve_status *st) {
+static bool req_parse_logprobs(serve_req *r, http_status *st) {
     json_t *lp = json_object_get(r->root, "logprobs"), *top = json_object_get(r->root, "top_logprobs");
     bool has_top = top && !json_is_null(top);
     r->logprobs = -1;
     if (r->chat) {
         if (lp && !json_is_null(lp) && !json_is_boolean(lp)) {
-            status_set(st, 400, "invalid_request_error", "'logprobs' must be a boolean%s", "");
+            http_status_set(st, 400, "invalid_request_error", "'logprobs' must be a boolean");
             return false;
         }
         if (has_top && !json_is_true(lp)) {
-            status_set(st, 400, "invalid_request_error", "'top_logprobs' needs 'logprobs': true%s", "");
+            http_status_set(st, 400, "invalid_request_error", "'top_logprobs' needs 'logprobs': true");
             return false;
         }
         if (json_is_true(lp)) r->logprobs = has_top ? (int)json_integer_value(top) : 0;
     } else if (lp && !json_is_null(lp)) {
         r->logprobs = json_is_integer(lp) ? (int)json_integer_value(lp) : -1;
         if (!json_is_integer(lp) || json_integer_value(lp) < 0 || json_integer_value(lp) > LOGPROB_MAX_TOP) {
-            status_set(st, 400, "invalid_request_error", "'logprobs' must be an integer from 0 to 20%s", "");
+            http_status_set(st, 400, "invalid_request_error", "'logprobs' must be an integer from 0 to 20");
             return false;
         }
     }
     if (r->chat && has_top && (r->logprobs < 0 || r->logprobs > LOGPROB_MAX_TOP)) {
-        status_set(st, 400, "invalid_request_error", "'top_logprobs' must be from 0 to 20%s", "");
+        http_status_set(st, 400, "invalid_request_error", "'top_logprobs' must be from 0 to 20");
         return false;
     }
     r->echo = !r->chat && json_get_bool(r->root, "echo", false);
@@ -273,34 +235,34 @@ static bool req_parse_logprobs(serve_req *r, serve_status *st) {
 }
 
 /* Parses and validates a body; unknown fields are ignored. */
-static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, serve_req *r, serve_status *st) {
+static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, serve_req *r, http_status *st) {
     memset(r, 0, sizeof *r);
     buf_init(&r->prompt, 1u << 22);
     r->chat = chat;
     json_error_t je;
     r->root = json_loadb(body, len, 0, &je);
-    if (!r->root) { status_set(st, 400, "invalid_request_error", "malformed JSON: %s", je.text); return false; }
+    if (!r->root) { http_status_set(st, 400, "invalid_request_error", "malformed JSON: %s", je.text); return false; }
     if (!json_is_object(r->root)) {
-        status_set(st, 400, "invalid_request_error", "the body must be a JSON object%s", "");
+        http_status_set(st, 400, "invalid_request_error", "the body must be a JSON object");
         return false;
     }
     for (size_t i = 0; i < sizeof FIELD_TYPES / sizeof FIELD_TYPES[0]; i++)
         if (!type_ok(r->root, FIELD_TYPES[i].key, FIELD_TYPES[i].type, st)) return false;
     r->model = json_get_str(r->root, "model", NULL);
     if (r->model && r->model[0] && strcmp(r->model, s->id) != 0) {
-        status_set(st, 404, "not_found_error", "model '%s' does not exist", r->model);
+        http_status_set(st, 404, "not_found_error", "model '%s' does not exist", r->model);
         return false;
     }
     r->max_tokens = json_get_int(r->root, "max_tokens", json_get_int(r->root, "max_completion_tokens", chat ? -1 : 16));
     if (r->max_tokens < -1 || (json_object_get(r->root, "max_tokens") && r->max_tokens < 0)) {
-        status_set(st, 400, "invalid_request_error", "'max_tokens' must be >= 0%s", "");
+        http_status_set(st, 400, "invalid_request_error", "'max_tokens' must be >= 0");
         return false;
     }
     r->sp.temperature = (float)json_get_num(r->root, "temperature", 1.0);
     r->sp.top_k = (int)json_get_int(r->root, "top_k", 0);
     r->sp.top_p = (float)json_get_num(r->root, "top_p", 1.0);
     if (r->sp.temperature < 0 || r->sp.top_p < 0 || r->sp.top_p > 1) {
-        status_set(st, 400, "invalid_request_error", "'temperature' must be >= 0 and 'top_p' in [0, 1]%s", "");
+        http_status_set(st, 400, "invalid_request_error", "'temperature' must be >= 0 and 'top_p' in [0, 1]");
         return false;
     }
     r->seed = (uint64_t)json_get_int(r->root, "seed", (int64_t)(clock_now_ns() & 0x7fffffff));
@@ -314,20 +276,20 @@ static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, 
         json_t *v;
         json_array_foreach(stop, i, v) {
             if (!json_is_string(v) || i >= SERVE_MAX_STOPS) {
-                status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings%s", "");
+                http_status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings");
                 return false;
             }
             r->stops[r->n_stops++] = json_string_value(v);
         }
     } else if (stop && !json_is_null(stop)) {
-        status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings%s", "");
+        http_status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings");
         return false;
     }
     if (!req_parse_logprobs(r, st)) return false;
     char err[200] = "";
     if (chat) {
         if (chat_render(s->chat, json_object_get(r->root, "messages"), &r->prompt, err, sizeof err)) {
-            status_set(st, 400, "invalid_request_error", "%s", err);
+            http_status_set(st, 400, "invalid_request_error", "%s", err);
             return false;
         }
         return true;
@@ -393,7 +355,7 @@ static void gen_free(serve_gen *g) {
 
 /* Room for one more entry; the positions of a choice never exceed the context. */
 static pacer_err gen_lp_next(serve_gen *g, logprob_entry **e) {
-    const serve_backend *b = &g->s->b;
+    const engine_backend *b = &g->s->b;
     if (!g->lp && !(g->lp = malloc(((size_t)b->n_ctx + 1) * sizeof *g->lp))) return PACER_ERR_NOMEM;
     if (g->n_lp > b->n_ctx) return PACER_ERR_STATE;
     *e = &g->lp[g->n_lp++];
@@ -416,7 +378,7 @@ static pacer_err gen_logprob_token(serve_gen *g, int32_t tok, const float *row) 
  * s->logits. Position 0 has no row. */
 static pacer_err gen_eval_echo(serve_gen *g) {
     serve_server *s = g->s;
-    const serve_backend *b = &s->b;
+    const engine_backend *b = &s->b;
     const int32_t *tok = g->r.tokens;
     int n = g->r.n_tokens;
     logprob_entry *e;
@@ -439,7 +401,7 @@ static pacer_err gen_eval_echo(serve_gen *g) {
 }
 
 /* Tokenizes `text` into a new array *out (free()) of *n ids. */
-static pacer_err prompt_encode(const serve_backend *b, const char *text, bool special, int32_t **out, int *n) {
+static pacer_err prompt_encode(const engine_backend *b, const char *text, bool special, int32_t **out, int *n) {
     int need = 0;
     pacer_err rc = b->encode(b->ctx, text, special, NULL, 0, &need);
     if (rc) return rc;
@@ -449,12 +411,12 @@ static pacer_err prompt_encode(const serve_backend *b, const char *text, bool sp
 
 /* A prompt of n tokens must be non-empty and leave the context room for one more; the 400
  * names it as `where`. */
-static bool prompt_fits(const serve_backend *b, int n, const char *where, serve_status *st) {
-    if (n == 0) { status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
+static bool prompt_fits(const engine_backend *b, int n, const char *where, http_status *st) {
+    if (n == 0) { http_status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
     if (n >= b->n_ctx) {
-        char m[96];
-        snprintf(m, sizeof m, "%s has %d tokens, the context holds %d", where, n, b->n_ctx);
-        status_set(st, 400, "invalid_request_error", "the prompt is too long for the context: %s", m);
+        http_status_set(st, 400, "invalid_request_error",
+                        "the prompt is too long for the context: %s has %d tokens, the context holds %d", where, n,
+                        b->n_ctx);
         return false;
     }
     return true;
@@ -465,14 +427,14 @@ static int gen_n_choices(const serve_gen *g) { return g->r.n_prompts > 0 ? g->r.
 
 /* Tokenizes every text prompt of a completions request and checks every prompt's length
  * before anything is generated, so that a bad prompt of a batch is a 400, not a broken stream. */
-static bool gen_tokenize_prompts(serve_gen *g, serve_status *st) {
-    const serve_backend *b = &g->s->b;
+static bool gen_tokenize_prompts(serve_gen *g, http_status *st) {
+    const engine_backend *b = &g->s->b;
     for (int i = 0; i < g->r.n_prompts; i++) {
         serve_prompt *p = &g->r.prompts[i];
         char where[32] = "the prompt";
         if (g->r.n_prompts > 1) snprintf(where, sizeof where, "prompt[%d]", i);
         if (p->text && prompt_encode(b, p->text, false, &p->tokens, &p->n_tokens)) {
-            status_set(st, 500, "server_error", "the engine failed%s", "");
+            http_status_set(st, 500, "server_error", "the engine failed");
             return false;
         }
         if (!prompt_fits(b, p->n_tokens, where, st)) return false;
@@ -481,11 +443,11 @@ static bool gen_tokenize_prompts(serve_gen *g, serve_status *st) {
 }
 
 /* Makes prompt `i` the request's tokens (a copy: the batch keeps its own). */
-static bool gen_load_prompt(serve_gen *g, int i, serve_status *st) {
+static bool gen_load_prompt(serve_gen *g, int i, http_status *st) {
     if (g->r.n_prompts == 0) return true; /* chat: the rendered text, tokenized by gen_prefill */
     const serve_prompt *p = &g->r.prompts[i];
     int32_t *t = realloc(g->r.tokens, (size_t)p->n_tokens * sizeof(int32_t));
-    if (!t) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    if (!t) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
     memcpy(t, p->tokens, (size_t)p->n_tokens * sizeof(int32_t));
     g->r.tokens = t;
     g->r.n_tokens = p->n_tokens;
@@ -498,7 +460,7 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
     if (!g->r.echo) return PACER_OK;
     const serve_prompt *p = &g->r.prompts[g->choice];
     if (p->text) return buf_append_str(out, p->text);
-    const serve_backend *b = &g->s->b;
+    const engine_backend *b = &g->s->b;
     serve_text t;
     serve_text_init(&t, NULL, 0);
     pacer_err rc = PACER_OK;
@@ -512,22 +474,22 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
     return rc;
 }
 
-static bool gen_prefill(serve_gen *g, serve_status *st);
+static bool gen_prefill(serve_gen *g, http_status *st);
 
 /* Starts answering prompt `i`: its prefill, and for a body the echoed text first. */
-static bool gen_start_choice(serve_gen *g, int i, serve_status *st) {
+static bool gen_start_choice(serve_gen *g, int i, http_status *st) {
     if (!gen_load_prompt(g, i, st) || !gen_prefill(g, st)) return false;
-    if (!g->r.stream && gen_echo_text(g, &g->acc)) { status_set(st, 500, "server_error", "out of memory%s", ""); return false; }
+    if (!g->r.stream && gen_echo_text(g, &g->acc)) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
     return true;
 }
 
 /* Starts answering the first prompt. */
-static bool gen_begin(serve_gen *g, serve_status *st) {
+static bool gen_begin(serve_gen *g, http_status *st) {
     return gen_tokenize_prompts(g, st) && gen_start_choice(g, 0, st);
 }
 
 /* The current choice is complete: keeps its counts and starts the next prompt of the batch. */
-static bool gen_next_prompt(serve_gen *g, serve_status *st) {
+static bool gen_next_prompt(serve_gen *g, http_status *st) {
     g->finished.n_prompt += g->n_prompt;
     g->finished.prompt_n += g->prompt_n;
     g->finished.predicted_n += g->predicted_n;
@@ -565,9 +527,9 @@ static json_t *gen_logprobs_json(serve_gen *g, bool body) {
 }
 
 /* Tokenizes, checks the context, reuses the cached prefix and evaluates the rest. */
-static bool gen_prefill(serve_gen *g, serve_status *st) {
+static bool gen_prefill(serve_gen *g, http_status *st) {
     serve_server *s = g->s;
-    const serve_backend *b = &s->b;
+    const engine_backend *b = &s->b;
     int n = g->r.n_tokens;
     if (!g->r.has_tokens) {
         free(g->r.tokens);
@@ -604,7 +566,7 @@ static bool gen_prefill(serve_gen *g, serve_status *st) {
     if (g->r.max_tokens == 0) { g->done = true; g->finish = "length"; }
     return true;
 fail:
-    status_set(st, 500, "server_error", "the engine failed%s", "");
+    http_status_set(st, 500, "server_error", "the engine failed");
     return false;
 }
 
@@ -614,7 +576,7 @@ fail:
  * decoding is the round with no drafts. */
 static pacer_err gen_decide(serve_gen *g) {
     serve_server *s = g->s;
-    const serve_backend *b = &s->b;
+    const engine_backend *b = &s->b;
     const size_t V = (size_t)b->n_vocab;
     pacer_err rc = PACER_OK;
     g->n_pend = g->i_pend = 0;
@@ -667,7 +629,7 @@ static pacer_err gen_decide(serve_gen *g) {
  * text to `text`. */
 static pacer_err gen_step(serve_gen *g, buf *text) {
     serve_server *s = g->s;
-    const serve_backend *b = &s->b;
+    const engine_backend *b = &s->b;
     int64_t t0 = clock_now_ns();
     pacer_err rc = PACER_OK;
     if (g->i_pend == g->n_pend && (rc = gen_decide(g))) goto out;
@@ -804,7 +766,7 @@ static pacer_err gen_stream_more(serve_gen *g) {
         json_t *v = gen_envelope(g, false);
         json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->finish, false));
         if ((rc = sse_append(&g->out, v))) return rc;
-        serve_status st;
+        http_status st;
         if (!gen_next_prompt(g, &st)) return PACER_ERR_STATE;
         return gen_stream_echo(g);
     }
@@ -830,12 +792,12 @@ static pacer_err gen_stream_more(serve_gen *g) {
     return rc;
 }
 
-static ssize_t stream_reader(void *cls, uint64_t pos, char *dst, size_t max) {
+/* The streamed body: generates events as the socket takes them (http_stream_read). */
+static ssize_t stream_reader(void *cls, char *dst, size_t max) {
     serve_gen *g = cls;
-    (void)pos;
     while (g->out.len == 0) {
-        if (g->sent_final) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (gen_stream_more(g)) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (g->sent_final) return HTTP_STREAM_END;
+        if (gen_stream_more(g)) return HTTP_STREAM_ERROR;
     }
     size_t n = g->out.len < max ? g->out.len : max;
     memcpy(dst, g->out.data, n);
@@ -845,10 +807,11 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *dst, size_t max) {
 
 static void stream_free(void *cls) { gen_free(cls); }
 
-static enum MHD_Result route_generate(serve_server *s, struct MHD_Connection *c, const buf *body, bool chat) {
-    serve_status st = {0};
+/* POST /v1/completions and /v1/chat/completions: a body, or an SSE stream. */
+static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
+    http_status st = {0};
     serve_gen *g = calloc(1, sizeof *g);
-    if (!g) return MHD_NO;
+    if (!g) return PACER_ERR_NOMEM;
     g->s = s;
     buf_init(&g->out, 1u << 22);
     buf_init(&g->acc, 1u << 24);
@@ -857,27 +820,23 @@ static enum MHD_Result route_generate(serve_server *s, struct MHD_Connection *c,
     snprintf(g->id, sizeof g->id, "%s-%llu", chat ? "chatcmpl" : "cmpl", (unsigned long long)++s->next_id);
     pthread_mutex_unlock(&s->mu);
     g->created = (int64_t)time(NULL);
-    enum MHD_Result ret;
-    if (!req_parse(s, body->data ? body->data : "", body->len, chat, &g->r, &st)) goto error;
+    size_t len;
+    const char *body = http_req_body(req, &len);
+    if (!req_parse(s, body, len, chat, &g->r, &st)) goto error;
     if (!decoder_acquire(s)) {
-        status_set(&st, 503, "unavailable_error", "the server is busy: retry later%s", "");
+        http_status_set(&st, 503, "unavailable_error", "the server is busy: retry later");
         goto error;
     }
     g->holds_lock = true;
     if (!gen_begin(g, &st)) goto error;
     if (g->r.stream) {
-        struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, g, stream_free);
-        if (!r) { gen_free(g); return MHD_NO; }
-        MHD_add_response_header(r, "Content-Type", "text/event-stream");
-        MHD_add_response_header(r, "Cache-Control", "no-cache");
-        ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-        MHD_destroy_response(r);
-        return ret;
+        if (http_req_add_header(req, "Cache-Control", "no-cache")) { gen_free(g); return PACER_ERR_NOMEM; }
+        return http_respond_stream(req, 200, "text/event-stream", stream_reader, stream_free, g);
     }
-    if (!(g->choices = json_array())) { status_set(&st, 500, "server_error", "out of memory%s", ""); goto error; }
+    if (!(g->choices = json_array())) { http_status_set(&st, 500, "server_error", "out of memory"); goto error; }
     for (;;) {
         while (!g->done)
-            if (gen_step(g, &g->acc)) { status_set(&st, 500, "server_error", "the engine failed%s", ""); goto error; }
+            if (gen_step(g, &g->acc)) { http_status_set(&st, 500, "server_error", "the engine failed"); goto error; }
         json_array_append_new(g->choices, gen_choice(g, g->acc.data, g->acc.len, false, g->finish, true));
         if (g->choice + 1 >= gen_n_choices(g)) break;
         if (!gen_next_prompt(g, &st)) goto error;
@@ -892,10 +851,10 @@ static enum MHD_Result route_generate(serve_server *s, struct MHD_Connection *c,
     json_object_set_new(v, "timings", gen_timings(g));
     json_object_set_new(v, "token_hash", json_string(hex));
     gen_free(g);
-    return send_json(c, 200, v);
+    return http_respond_json(req, 200, v);
 error:
     gen_free(g);
-    return send_error(s, c, &st);
+    return send_error(s, req, &st);
 }
 
 /* ---- other routes ---- */
@@ -906,12 +865,33 @@ static json_t *model_object(serve_server *s) {
                      "drafting", draft_mode_name(s->mode));
 }
 
-static enum MHD_Result route_models(serve_server *s, struct MHD_Connection *c) {
-    return send_json(c, 200, json_pack("{s:s,s:[o]}", "object", "list", "data", model_object(s)));
+/* The rest of the routes: each a http_handler; ctx is the serve_server. The routes that need
+ * the model answer 503 until serve_set_model. */
+
+static bool server_ready(serve_server *s) {
+    pthread_mutex_lock(&s->mu);
+    bool ready = s->ready;
+    pthread_mutex_unlock(&s->mu);
+    return ready;
+}
+
+static pacer_err answer_loading(serve_server *s, http_req *req) {
+    http_status st;
+    http_status_set(&st, 503, "unavailable_error", "loading the model");
+    return send_error(s, req, &st);
+}
+
+
+static pacer_err route_models(void *ctx, http_req *req) {
+    serve_server *s = ctx;
+    if (!server_ready(s)) return answer_loading(s, req);
+    return http_respond_json(req, 200, json_pack("{s:s,s:[o]}", "object", "list", "data", model_object(s)));
 }
 
 /* The manifest of docs/manifest.md; revision and hardware only when known. */
-static enum MHD_Result route_manifest(serve_server *s, struct MHD_Connection *c) {
+static pacer_err route_manifest(void *ctx, http_req *req) {
+    serve_server *s = ctx;
+    if (!server_ready(s)) return answer_loading(s, req);
 #ifdef __APPLE__
     const char *platform = "macos";
 #else
@@ -919,9 +899,9 @@ static enum MHD_Result route_manifest(serve_server *s, struct MHD_Connection *c)
 #endif
     json_t *v = json_pack("{s:i,s:s,s:s,s:i,s:{s:[s]},s:s,s:s,s:s,s:s,s:s,s:b,s:b}", "manifest_version", 1,
                           "backend", "cpu", "platform", platform, "rank_count", 1, "checkpoint", "sha256", s->sha256,
-                          "engine", "pacer", "version", SERVE_VERSION, "model", s->id, "file", s->file, "chat_format",
+                          "engine", "pacer", "version", PACER_VERSION, "model", s->id, "file", s->file, "chat_format",
                           s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
-    if (!v) return MHD_NO;
+    if (!v) return PACER_ERR_NOMEM;
     if (s->revision[0]) json_object_set_new(v, "revision", json_string(s->revision));
     json_object_set_new(v, "drafting", json_string(draft_mode_name(s->mode)));
     if (s->mode == DRAFT_MODE_MODEL)
@@ -929,10 +909,11 @@ static enum MHD_Result route_manifest(serve_server *s, struct MHD_Connection *c)
     json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
     if (json_is_object(hw)) json_object_set_new(v, "hardware", hw);
     else json_decref(hw);
-    return send_json(c, 200, v);
+    return http_respond_json(req, 200, v);
 }
 
-static enum MHD_Result route_metrics(serve_server *s, struct MHD_Connection *c) {
+static pacer_err route_metrics(void *ctx, http_req *req) {
+    serve_server *s = ctx;
     buf b;
     buf_init(&b, 1u << 16);
     pthread_mutex_lock(&s->mu);
@@ -948,83 +929,47 @@ static enum MHD_Result route_metrics(serve_server *s, struct MHD_Connection *c) 
                 "# TYPE pacer_decode_seconds_total counter\npacer_decode_seconds_total %.6f\n",
                 (unsigned long long)m.requests, (unsigned long long)m.errors, (unsigned long long)m.prompt_tokens,
                 (unsigned long long)m.cached_tokens, (unsigned long long)m.generated_tokens, m.prefill_s, m.decode_s);
+    size_t len = b.len;
     char *text = buf_detach(&b);
-    if (!text) return MHD_NO;
-    return send_text(c, 200, "text/plain; version=0.0.4", text, NULL);
+    if (!text) return PACER_ERR_NOMEM;
+    return http_respond_take(req, 200, "text/plain; version=0.0.4", text, len);
 }
 
-/* ---- dispatch ---- */
-
-typedef struct conn_state {
-    buf body;
-    bool too_big;
-} conn_state;
-
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                              const char *version, const char *upload, size_t *upload_size, void **con_cls) {
-    serve_server *s = cls;
-    conn_state *cs = *con_cls;
-    (void)version;
-    if (!cs) {
-        cs = calloc(1, sizeof *cs);
-        if (!cs) return MHD_NO;
-        buf_init(&cs->body, s->opt.max_body);
-        *con_cls = cs;
-        return MHD_YES;
-    }
-    if (*upload_size) {
-        if (!cs->too_big && buf_append(&cs->body, upload, *upload_size)) cs->too_big = true;
-        *upload_size = 0;
-        return MHD_YES;
-    }
-    serve_status st = {0};
-    bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
-    bool ready;
-    pthread_mutex_lock(&s->mu);
-    ready = s->ready;
-    pthread_mutex_unlock(&s->mu);
-    if (cs->too_big) {
-        status_set(&st, 413, "invalid_request_error", "the request body is larger than the server accepts%s", "");
-        return send_error(s, c, &st);
-    }
-    if (get && strcmp(url, "/health") == 0) {
-        return ready ? send_json(c, 200, json_pack("{s:s}", "status", "ok"))
-                     : (status_set(&st, 503, "unavailable_error", "loading the model%s", ""), send_error(s, c, &st));
-    }
-    if (get && strcmp(url, "/metrics") == 0) return route_metrics(s, c);
-    bool known = (get && (strcmp(url, "/v1/models") == 0 || strcmp(url, "/v1/benchmark/manifest") == 0)) ||
-                 (post && (strcmp(url, "/v1/completions") == 0 || strcmp(url, "/v1/chat/completions") == 0));
-    if (!known) {
-        status_set(&st, 404, "not_found_error", "no route %s", url);
-        return send_error(s, c, &st);
-    }
-    if (!ready) {
-        status_set(&st, 503, "unavailable_error", "loading the model%s", "");
-        return send_error(s, c, &st);
-    }
-    if (strcmp(url, "/v1/models") == 0) return route_models(s, c);
-    if (strcmp(url, "/v1/benchmark/manifest") == 0) return route_manifest(s, c);
-    return route_generate(s, c, &cs->body, strcmp(url, "/v1/chat/completions") == 0);
+static pacer_err route_health(void *ctx, http_req *req) {
+    serve_server *s = ctx;
+    return server_ready(s) ? http_respond_json(req, 200, json_pack("{s:s}", "status", "ok")) : answer_loading(s, req);
 }
 
-/* Every streamed event must leave when it is written: Nagle's algorithm would hold a
- * small event back behind an unacknowledged one, and the client's clock would see
- * bunched deliveries that the engine never produced. */
-static void connection_started(void *cls, struct MHD_Connection *c, void **socket_ctx,
-                               enum MHD_ConnectionNotificationCode code) {
-    (void)cls;
-    (void)socket_ctx;
-    if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int one = 1;
-    if (ci) (void)setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+static pacer_err route_completions(void *ctx, http_req *req) {
+    serve_server *s = ctx;
+    return server_ready(s) ? route_generate(s, req, false) : answer_loading(s, req);
 }
 
-static void request_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t) {
-    conn_state *cs = *con_cls;
-    (void)cls; (void)c; (void)t;
-    if (cs) { buf_free(&cs->body); free(cs); *con_cls = NULL; }
+static pacer_err route_chat(void *ctx, http_req *req) {
+    serve_server *s = ctx;
+    return server_ready(s) ? route_generate(s, req, true) : answer_loading(s, req);
 }
+
+static pacer_err route_not_found(void *ctx, http_req *req) {
+    http_status st;
+    http_status_set(&st, 404, "not_found_error", "no route %s", http_req_path(req));
+    return send_error(ctx, req, &st);
+}
+
+static pacer_err route_too_large(void *ctx, http_req *req) {
+    http_status st;
+    http_status_set(&st, 413, "invalid_request_error", "the request body is larger than the server accepts");
+    return send_error(ctx, req, &st);
+}
+
+static const http_route ROUTES[] = {
+    {"GET", "/health", HTTP_MATCH_EXACT, route_health},
+    {"GET", "/metrics", HTTP_MATCH_EXACT, route_metrics},
+    {"GET", "/v1/models", HTTP_MATCH_EXACT, route_models},
+    {"GET", "/v1/benchmark/manifest", HTTP_MATCH_EXACT, route_manifest},
+    {"POST", "/v1/completions", HTTP_MATCH_EXACT, route_completions},
+    {"POST", "/v1/chat/completions", HTTP_MATCH_EXACT, route_chat},
+};
 
 void serve_options_default(serve_options *o) {
     memset(o, 0, sizeof *o);
@@ -1037,13 +982,6 @@ void serve_options_default(serve_options *o) {
 
 pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len) {
     *out = NULL;
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)o->port);
-    if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
-        snprintf(err, err_len, "--host must be an IPv4 address: %s", o->host);
-        return PACER_ERR_ARG;
-    }
     if (o->draft_max < 1 || o->draft_max > DRAFT_MAX) {
         snprintf(err, err_len, "the draft length must be 1..%d", DRAFT_MAX);
         return PACER_ERR_ARG;
@@ -1053,29 +991,26 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     s->opt = *o;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
-                            NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED,
-                            request_done, s, MHD_OPTION_NOTIFY_CONNECTION, connection_started, s,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
-    if (!s->d) {
-        snprintf(err, err_len, "cannot listen on %s:%d", o->host, o->port);
+    /* one thread per connection: a streamed body is generated inside its reader */
+    http_options ho = {.host = o->host, .port = o->port, .max_body = o->max_body, .timeout_s = 600,
+                       .tcp_nodelay = true, .routes = ROUTES, .n_routes = sizeof ROUTES / sizeof ROUTES[0],
+                       .not_found = route_not_found, .too_large = route_too_large, .ctx = s};
+    pacer_err rc = http_server_start(&ho, &s->http, err, err_len);
+    if (rc) {
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
         free(s);
-        return PACER_ERR_NET;
+        return rc;
     }
     *out = s;
     return PACER_OK;
 }
 
-int serve_port(const serve_server *s) {
-    const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    return i ? i->port : 0;
-}
+int serve_port(const serve_server *s) { return http_server_port(s->http); }
 
 static char *dup_or_empty(const char *v) { return strdup(v ? v : ""); }
 
-pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_model_info *info) {
+pacer_err serve_set_model(serve_server *s, const engine_backend *b, const serve_model_info *info) {
     const char *slash = info->path ? strrchr(info->path, '/') : NULL;
     if (info->drafter && info->drafter->n_vocab != b->n_vocab) return PACER_ERR_ARG;
     pthread_mutex_lock(&s->mu);
@@ -1106,7 +1041,7 @@ pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_m
 
 void serve_stop(serve_server *s) {
     if (!s) return;
-    MHD_stop_daemon(s->d);
+    http_server_stop(s->http);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);

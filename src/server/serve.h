@@ -1,32 +1,17 @@
 /* serve.h - the OpenAI-compatible HTTP server behind `pacer serve` (libmicrohttpd):
  * /health, /v1/models, /v1/completions, /v1/chat/completions (streaming or not),
- * /v1/benchmark/manifest, /metrics. The model is reached through serve_backend so the
+ * /v1/benchmark/manifest, /metrics. The model is reached through engine_backend so the
  * HTTP layer can be tested with a scripted model; serve_engine.c binds the real engine. */
-#ifndef PACER_SERVE_H
-#define PACER_SERVE_H
+#ifndef PACER_SERVER_SERVE_H
+#define PACER_SERVER_SERVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
+#include "engine/backend.h"
 #include "engine/chat.h"
-
-/* What the server needs from a model. All calls happen under the decoder lock. */
-typedef struct serve_backend {
-    void *ctx;
-    int n_vocab, n_ctx;
-    /* Tokenizes `text` (special tokens parsed when `special`), adding BOS per the model.
-     * Writes at most `max` ids; *n is the count needed (may exceed max). */
-    pacer_err (*encode)(void *ctx, const char *text, bool special, int32_t *out, int max, int *n);
-    /* Bytes token `tok` decodes to (may be empty, never NULL). */
-    const char *(*piece)(void *ctx, int32_t tok, size_t *len);
-    bool (*is_eog)(void *ctx, int32_t tok);
-    /* engine_eval semantics: positions >= pos are dropped first. logits: n_vocab floats for
-     * the last token, or with all_logits n rows of n_vocab (row i predicts what follows
-     * token i); NULL computes only the cache. */
-    pacer_err (*eval)(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
-} serve_backend;
 
 /* Facts about the loaded model, for /v1/models and the manifest. Strings are copied. */
 typedef struct serve_model_info {
@@ -38,7 +23,7 @@ typedef struct serve_model_info {
     const chat_format *chat;     /* never NULL once ready */
     /* A drafter sharing the vocabulary (only eval, n_vocab and n_ctx are used), or NULL.
      * It must outlive the server; used unless serve_options.serial. */
-    const serve_backend *drafter;
+    const engine_backend *drafter;
     const char *drafter_path;    /* for the manifest ("" or NULL for none) */
     const char *drafter_sha256;  /* hex digest or "" */
 } serve_model_info;
@@ -63,7 +48,7 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
 int serve_port(const serve_server *s);
 /* Makes the model live: /health turns 200. The backend must outlive the server.
  * PACER_ERR_ARG when the drafter's n_vocab differs from the model's. */
-pacer_err serve_set_model(serve_server *s, const serve_backend *b, const serve_model_info *info);
+pacer_err serve_set_model(serve_server *s, const engine_backend *b, const serve_model_info *info);
 /* Stops listening, waits for in-flight requests, frees. Accepts NULL. */
 void serve_stop(serve_server *s);
 

@@ -7,12 +7,12 @@
 #include <jansson.h>
 
 #include "engine/logprob.h"
-#include "engine/serve.h"
+#include "server/serve.h"
 
 /* The legacy object for entries e[0..n). Offsets start at *text_offset, which is advanced
  * past the entries (so consecutive stream chunks continue it). NULL on OOM. */
-json_t *serve_logprobs_completion(const serve_backend *b, const logprob_entry *e, int n, int64_t *text_offset);
+json_t *serve_logprobs_completion(const engine_backend *b, const logprob_entry *e, int n, int64_t *text_offset);
 /* The chat object {"content":[...],"refusal":null} for entries e[0..n). NULL on OOM. */
-json_t *serve_logprobs_chat(const serve_backend *b, const logprob_entry *e, int n);
+json_t *serve_logprobs_chat(const engine_backend *b, const logprob_entry *e, int n);
 
 #endif

@@ -70,6 +70,9 @@ const receipt_fact_field receipt_fact_fields[] = {
      "*.bin when there are none); attached runs: the SHA-256 strings an accepted manifest attests"},
     {"model.checkpoint_hashes[].file", JSON_STRING, false, NULL, "file name inside the checkpoint, never a path"},
     {"model.checkpoint_hashes[].sha256", JSON_STRING, false, NULL, "SHA-256 of the file, 64 lowercase hex digits"},
+    {"settings.sequence_slots", JSON_INTEGER, true, NULL,
+     "managed runs: the sequence slots the engine was started with (1: it decodes one request at a time); null "
+     "in attached runs"},
     {"hardware.volume.read_sample", JSON_OBJECT, false, "read sample",
      "managed runs and `pacer probe --read-sample`: the uncached read of the (largest) weight file, taken before "
      "the engine starts; absent with --no-read-sample"},

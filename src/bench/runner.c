@@ -86,7 +86,9 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     if (m && !o->backend) backend_attested = true;
     json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name",
                                                 str_or_unknown(backend_attested && !o->backend ? m->backend : o->backend),
-                                                "source", backend_attested ? "attested" : o->backend ? "declared" : "unknown"));
+                                                "source", backend_attested ? "attested"
+                                                          : o->backend ? (o->backend_source ? o->backend_source : "declared")
+                                                                       : "unknown"));
     if (m && o->backend && !backend_attested)
         json_array_append_new(unranked, json_string("declared backend differs from the manifest's"));
     json_object_set_new(r, "platform", json_pack("{s:o,s:s}", "name", str_or_unknown(m ? m->platform : o->platform),
@@ -112,6 +114,8 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
                                                  "prompt_cache_disabled", s->prompt_cache_disabled, "drafter_passed",
                                                  o->drafter_passed, "drafter",
                                                  o->drafter_id ? json_string(o->drafter_id) : json_null()));
+    json_object_set_new(json_object_get(r, "settings"), "sequence_slots",
+                        o->sequence_slots > 0 ? json_integer(o->sequence_slots) : json_null());
     return r;
 }
 

@@ -35,6 +35,8 @@ typedef struct runner_options {
     const char *mode;           /* "attached" | "managed" */
     const char *engine;         /* engine name for managed runs; NULL when attached */
     const char *backend;        /* declared backend; NULL: "unknown" */
+    const char *backend_source; /* NULL: "declared"; managed runs: "reported" when the engine said */
+    int sequence_slots;         /* managed: the engine's sequence slots (1); 0: not recorded (null) */
     const char *platform;       /* declared platform; NULL: "unknown" */
     const json_t *hardware;     /* borrowed: hardware object with "source" (e.g. a probe); NULL: unknown */
     const manifest *manifest;   /* borrowed: attached runs; NULL: none fetched */

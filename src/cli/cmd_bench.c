@@ -197,6 +197,7 @@ static const char bench_usage[] =
     "         its GB/s recorded (--no-read-sample: not taken);\n"
     "         --drafter auto (default) passes ORG/NAME-drafter when the model is a cached repo\n"
     "         and that repo is cached too; a path or REPO names one; --serial turns drafting off\n"
+    "         (pacer serve's own n-gram lookup too); the engine gets one sequence slot\n"
     "         none: the demo (a small synthesized model on the builtin engine)\n"
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"

@@ -7,6 +7,7 @@
 # "slow" streams 20 ms per token, "stubborn" too, ignores SIGTERM and starts a child process
 # (same process group, also deaf to SIGTERM; its pid goes to $FAKE_ENGINE_PIDFILE.child),
 # "greedy-only" refuses any request with a temperature above 0 (HTTP 400 with its reason).
+# $FAKE_ENGINE_LOG_LINE is printed to its log at start-up.
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
 # "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. $FAKE_ENGINE_PIDFILE receives its pid.
 import json, os, signal, sys, time
@@ -28,6 +29,8 @@ if mode == "stubborn":  # ignores SIGTERM: only SIGKILL stops it, and it has a c
         with open(os.environ["FAKE_ENGINE_PIDFILE"] + ".child", "w") as f:
             f.write(str(child.pid))
 print("fake engine starting:", " ".join(argv[1:]), flush=True)
+if os.environ.get("FAKE_ENGINE_LOG_LINE"):  # a line of a real engine's log (llama.cpp's weight buffers)
+    print(os.environ["FAKE_ENGINE_LOG_LINE"], flush=True)
 if mode == "die":
     print("fatal: cannot load model (fake)", file=sys.stderr, flush=True)
     sys.exit(3)

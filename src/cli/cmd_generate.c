@@ -20,7 +20,7 @@ static double now_ms(void) {
 
 static int usage(void) {
     cli_error("usage: pacer generate MODEL -p TEXT [-n N] [--seed S] [--temp T] [--top-k K] [--top-p P] [--threads N]");
-    return 2;
+    return 1;
 }
 
 static bool parse_num(const char *s, double lo, double hi, double *out) {
@@ -61,7 +61,7 @@ int cmd_generate(int argc, char **argv) {
             return usage();
         if (!v || !parse_num(v, lo, hi, num)) {
             cli_error("bad value for %s", a);
-            return 2;
+            return 1;
         }
         i++;
     }

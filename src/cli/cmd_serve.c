@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "cli/cli.h"
 #include "engine/draft.h"
+#include "engine/kernels.h"
 #include "engine/serve_engine.h"
 #include "probe/probe.h"
 #include "server/serve.h"
@@ -76,13 +77,13 @@ int cmd_serve(int argc, char **argv) {
             else if (strcmp(a, "--ctx") == 0) ep.n_ctx = atoi(v);
             else if (strcmp(a, "--drafter") == 0) drafter = v;
             else if (strcmp(a, "--draft-max") == 0) o.draft_max = atoi(v);
-            else { cli_error("unknown option %s", a); fputs(usage, stderr); return 2; }
+            else { cli_error("unknown option %s", a); fputs(usage, stderr); return 1; }
         } else if (a[0] != '-' && !model) model = a;
-        else { cli_error("unexpected argument %s", a); fputs(usage, stderr); return 2; }
+        else { cli_error("unexpected argument %s", a); fputs(usage, stderr); return 1; }
     }
-    if (!model) { fputs(usage, stderr); return 2; }
-    if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 2; }
-    if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 2; }
+    if (!model) { fputs(usage, stderr); return 1; }
+    if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 1; }
+    if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 1; }
     if (drafter && o.serial) {
         fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", drafter);
         drafter = NULL;
@@ -118,8 +119,9 @@ int cmd_serve(int argc, char **argv) {
         info.drafter_sha256 = dsha;
     }
     if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
-    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s)\n", o.host,
-           serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup");
+    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s, kernels %s)\n", o.host,
+           serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup",
+           kern_level_name(kern_get_level()));
     fflush(stdout);
     while (!stop_signal) pause();
     status = 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "bench/rank.h"
 #include "bench/receipt.h"
 
 static const char *agg_median(const json_t *cell, const char *metric, char *tmp, size_t n) {
@@ -103,6 +104,11 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
         json_array_foreach(json_object_get(r, "unranked_reasons"), i, v)
             rc = rc ? rc : buf_appendf(out, "  unranked: %s\n", json_string_value(v));
     }
+    json_t *pub = json_array();
+    rank_public_warnings(r, pub);
+    if (json_array_size(pub) && !header) { rc = rc ? rc : buf_append_str(out, "\nwarnings:\n"); header = true; }
+    json_array_foreach(pub, i, v) rc = rc ? rc : buf_appendf(out, "  %s\n", json_string_value(v));
+    json_decref(pub);
     json_t *c;
     json_array_foreach(json_object_get(r, "cells"), i, c) {
         size_t k;

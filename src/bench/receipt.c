@@ -10,6 +10,7 @@
 
 #include "base/fileio.h"
 #include "base/json.h"
+#include "bench/rank.h"
 #include "bench/rules.h"
 #include "bench/stats.h"
 #include "bench/suite.h"
@@ -331,7 +332,9 @@ static bool json_numbers_close(const json_t *a, const json_t *b) {
 
 #define VFAIL(...) do { snprintf(err, err_n, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
-pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) { return receipt_validate_suite(r, NULL, err, err_n); }
+
+pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *err, size_t err_n) {
     pacer_err rc = PACER_OK;
     suite s;
     memset(&s, 0, sizeof s);
@@ -349,12 +352,25 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
     json_t *js = json_object_get(r, "suite");
     const char *sid = json_get_str(js, "id", ""), *sdig = json_get_str(js, "digest", "");
     char want[65];
-    if (suite_builtin_digest(sid, want) != PACER_OK)
-        VFAIL("suite check failed: unknown suite '%s' (only built-in suites can be validated)", sid);
-    if (strcmp(want, sdig) != 0)
-        VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, sid, want);
-    rc = suite_load(sid, &s, lerr, sizeof lerr);
-    if (rc) VFAIL("suite check failed: %s", lerr);
+    if (suite_file) {
+        /* the suite file the run used: its digest must be the receipt's */
+        rc = suite_load(suite_file, &s, lerr, sizeof lerr);
+        if (rc) VFAIL("suite check failed: %s", lerr);
+        if (strcmp(s.digest, sdig) != 0 || strcmp(s.id, sid) != 0)
+            VFAIL("digest check failed: the receipt's suite %s (%.16s...) is not %s (%s, %.16s...)", sid, sdig, suite_file,
+                  s.id, s.digest);
+    } else {
+        if (suite_builtin_digest(sid, want) != PACER_OK) {
+            snprintf(err, err_n, "custom suite '%s' (digest %.16s...) not validated: pass --suite FILE, the suite file the run used",
+                     sid, sdig);
+            rc = PACER_ERR_NOT_FOUND;
+            goto out;
+        }
+        if (strcmp(want, sdig) != 0)
+            VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, sid, want);
+        rc = suite_load(sid, &s, lerr, sizeof lerr);
+        if (rc) VFAIL("suite check failed: %s", lerr);
+    }
     if (json_get_int(js, "version", -1) != s.version || json_get_int(js, "rule_version", -1) != s.rule_version)
         VFAIL("suite check failed: version or rule_version differs from %s", sid);
     json_t *set = json_object_get(r, "settings");
@@ -441,10 +457,15 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
         VFAIL("exit check failed: a cancelled attempt in a run not marked cancelled");
     if (json_integer_value(json_object_get(r, "exit_status")) != want_exit)
         VFAIL("exit check failed: exit_status should be %d", want_exit);
-    bool ranked = json_is_true(json_object_get(r, "ranked"));
-    if (ranked && (!standard || any_incomplete || cancelled ||
-                   strcmp(json_get_str(json_object_get(r, "hardware"), "source", "unknown"), "unknown") == 0))
-        VFAIL("rank check failed: a ranked receipt must be standard, complete and have known hardware");
+    if (json_is_true(json_object_get(r, "ranked"))) {
+        json_t *reasons = json_array();
+        rank_reasons(r, &s, reasons);
+        char first[160];
+        snprintf(first, sizeof first, "%s", json_string_value(json_array_get(reasons, 0)) ? json_string_value(json_array_get(reasons, 0)) : "");
+        size_t n = json_array_size(reasons);
+        json_decref(reasons);
+        if (n) VFAIL("rank check failed: the receipt is marked ranked, but: %s", first);
+    }
 out:
     suite_free(&s);
     return rc;

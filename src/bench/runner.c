@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "bench/rank.h"
 #include "bench/receipt.h"
 #include "bench/rules.h"
 
@@ -52,8 +53,65 @@ static int runner_cells(const runner_options *o, runner_cell *cells, int max) {
 
 static json_t *str_or_unknown(const char *s) { return json_string(s && *s ? s : "unknown"); }
 
+/* The checkpoint facts of `model`: revision (attested by the manifest, else the snapshot a
+ * managed run loaded), weight-file digests, format, and the client's declarations. */
+static json_t *runner_model(const runner_options *o, const manifest *m) {
+    json_t *hashes = json_array();
+    if (m && m->checkpoint_hashes) json_array_extend(hashes, m->checkpoint_hashes);
+    for (size_t i = 0; !m && i < o->n_checkpoint_files; i++)
+        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_files[i].file, "sha256",
+                                                o->checkpoint_files[i].sha256));
+    bool attested = m && m->revision[0];
+    const char *revision = attested ? m->revision : o->revision ? o->revision : "unknown";
+    const char *revision_source = attested ? "attested" : o->revision ? "cache-snapshot" : "unknown";
+    bool attached = strcmp(o->mode, "attached") == 0;
+    json_t *model = json_pack("{s:o,s:s,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id), "id_source",
+                              attached ? "declared" : "loaded", "served_model_id",
+                              o->served_model ? json_string(o->served_model) : json_null(), "revision", revision,
+                              "revision_source", revision_source, "checkpoint_hashes", hashes, "publishable",
+                              !o->local_model);
+    if (!m && o->checkpoint_format) json_object_set_new(model, "checkpoint_format", json_string(o->checkpoint_format));
+    if (attached) /* a client declaration, never checked against the server */
+        json_object_set_new(model, "declared_context", o->declared_context > 0 ? json_integer(o->declared_context) : json_null());
+    return model;
+}
+
+/* backend, platform, hardware, manifest and ranks: each attested fact of an accepted
+ * manifest, else what a managed run knows or the user declared, else unknown. */
+static void runner_provenance(json_t *r, const runner_options *o, const manifest *m) {
+    bool m_backend = m && m->backend[0];
+    bool backend_attested = m_backend && (!o->backend || strcmp(o->backend, m->backend) == 0);
+    const char *backend = backend_attested ? m->backend : o->backend;
+    json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name", str_or_unknown(backend), "source",
+                                                backend_attested ? "attested"
+                                                : o->backend     ? (o->backend_source ? o->backend_source : "declared")
+                                                                 : "unknown"));
+    bool platform_attested = m && m->platform[0];
+    json_object_set_new(r, "platform", json_pack("{s:o,s:s}", "name", str_or_unknown(platform_attested ? m->platform : o->platform),
+                                                 "source", platform_attested ? "attested" : o->platform ? "declared" : "unknown"));
+    json_t *hw = NULL;
+    if (m && m->hardware) hw = json_deep_copy(m->hardware);
+    else if (!m && o->hardware) hw = json_deep_copy(o->hardware);
+    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
+    json_object_set_new(r, "hardware", hw);
+    json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o,s:o,s:o}", "status",
+                                                 !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
+                                                 o->manifest ? o->manifest->reason : "", "version",
+                                                 m ? json_integer(m->version) : json_null(), "rank_count",
+                                                 m && m->rank_count ? json_integer(m->rank_count) : json_null(), "backend",
+                                                 m_backend ? json_string(m->backend) : json_null()));
+    /* the group: a managed run starts one engine process; an attached one has what its
+     * manifest attests, each rank's hardware included, so a run of many ranks can be read */
+    json_t *ranks;
+    if (!m && strcmp(o->mode, "managed") == 0) ranks = json_pack("{s:i,s:s}", "count", 1, "source", "managed");
+    else if (m && m->rank_count) ranks = json_pack("{s:i,s:s}", "count", m->rank_count, "source", "attested");
+    else ranks = json_pack("{s:n,s:s}", "count", "source", "unknown");
+    if (m && m->rank_hardware) json_object_set_new(ranks, "hardware", json_deep_copy(m->rank_hardware));
+    json_object_set_new(r, "ranks", ranks);
+}
+
 static json_t *runner_header(const runner_options *o, const char *run_id, bool standard, int reps, int warmups,
-                             int tokens, json_t *unranked) {
+                             int tokens) {
     const suite *s = o->suite;
     const manifest *m = o->manifest && o->manifest->accepted ? o->manifest : NULL;
     char utc[21];
@@ -67,46 +125,11 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_object_set_new(r, "engine", o->engine ? json_string(o->engine) : json_null());
     json_object_set_new(r, "suite", json_pack("{s:s,s:i,s:i,s:s,s:b}", "id", s->id, "version", s->version,
                                               "rule_version", s->rule_version, "digest", s->digest, "standard", standard));
-    json_t *hashes = m ? json_deep_copy(m->checkpoint_hashes) : json_array();
-    for (size_t i = 0; !m && i < o->n_checkpoint_files; i++)
-        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_files[i].file, "sha256",
-                                                o->checkpoint_files[i].sha256));
-    const char *revision = m ? m->revision : o->revision ? o->revision : "unknown";
-    const char *revision_source = m ? "attested" : o->revision ? "cache-snapshot" : "unknown";
-    json_object_set_new(r, "model", json_pack("{s:o,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id),
-                                              "served_model_id", o->served_model ? json_string(o->served_model) : json_null(),
-                                              "revision", revision, "revision_source", revision_source,
-                                              "checkpoint_hashes", hashes, "publishable", !o->local_model));
-    if (!m && o->checkpoint_format)
-        json_object_set_new(json_object_get(r, "model"), "checkpoint_format", json_string(o->checkpoint_format));
-    if (o->local_model) json_array_append_new(unranked, json_string("local model: unpublishable"));
+    json_object_set_new(r, "model", runner_model(o, m));
     json_object_set_new(r, "engine_version", o->engine_version ? json_string(o->engine_version) : json_null());
-    json_object_set_new(r, "python_version", o->python_version ? json_string(o->python_version) : json_null());
-    bool backend_attested = m && o->backend && strcmp(o->backend, m->backend) == 0;
-    if (m && !o->backend) backend_attested = true;
-    json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name",
-                                                str_or_unknown(backend_attested && !o->backend ? m->backend : o->backend),
-                                                "source", backend_attested ? "attested"
-                                                          : o->backend ? (o->backend_source ? o->backend_source : "declared")
-                                                                       : "unknown"));
-    if (m && o->backend && !backend_attested)
-        json_array_append_new(unranked, json_string("declared backend differs from the manifest's"));
-    json_object_set_new(r, "platform", json_pack("{s:o,s:s}", "name", str_or_unknown(m ? m->platform : o->platform),
-                                                 "source", m ? "attested" : o->platform ? "declared" : "unknown"));
-    json_t *hw = NULL;
-    if (m) hw = json_deep_copy(m->hardware);
-    else if (o->hardware) hw = json_deep_copy(o->hardware);
-    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
-    json_object_set_new(r, "hardware", hw);
-    json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o}", "status",
-                                                 !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
-                                                 o->manifest ? o->manifest->reason : "",
-                                                 "rank_count", m ? json_integer(m->rank_count) : json_null()));
-    if (!m && !o->hardware)
-        json_array_append_new(unranked, json_string(o->manifest ? "no accepted manifest: hardware and revision unknown"
-                                                                : "hardware and revision unknown"));
-    if (m && m->rank_count > 2) json_array_append_new(unranked, json_string("rank count above 2"));
-    if (!standard) json_array_append_new(unranked, json_string("non-standard run (custom --reps/--tokens/--temperatures)"));
+    const char *python = m && m->python_version[0] ? m->python_version : o->python_version;
+    json_object_set_new(r, "python_version", str_or_unknown(python));
+    runner_provenance(r, o, m);
     json_t *temps = json_array();
     json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b,s:o}", "repetitions", reps, "warmups",
                                                  warmups, "max_tokens", tokens, "temperatures", temps, "chat_only",
@@ -136,8 +159,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     char run_id[40];
     if (o->run_id) snprintf(run_id, sizeof run_id, "%s", o->run_id);
     else runner_run_id(run_id);
-    json_t *unranked = json_array();
-    json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens, unranked);
+    json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens);
     json_t *temps = json_object_get(json_object_get(r, "settings"), "temperatures");
     for (int i = 0; i < (o->n_temps ? o->n_temps : s->n_settings); i++)
         json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
@@ -170,7 +192,6 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
             if (rc) {
                 snprintf(err, err_n, "attempt could not be run: %s", pacer_strerror(rc));
                 json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
-                json_decref(unranked);
                 return rc;
             }
             char why[ATTEMPT_REASON_MAX];
@@ -205,12 +226,12 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
         json_object_set_new(jc, "aggregates", receipt_cell_aggregates(atts, reps));
         json_array_append_new(jcells, jc);
     }
-    if (cancelled) json_array_append_new(unranked, json_string("run cancelled"));
-    if (any_incomplete) json_array_append_new(unranked, json_string("incomplete cells"));
     json_object_set_new(r, "cells", jcells);
     json_object_set_new(r, "cancelled", json_boolean(cancelled));
     out->exit_status = cancelled ? 130 : any_incomplete ? 2 : 0;
     json_object_set_new(r, "exit_status", json_integer(out->exit_status));
+    json_t *unranked = json_array();
+    rank_reasons(r, s, unranked); /* from the receipt's own facts, as the validator judges them */
     json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
     json_object_set_new(r, "unranked_reasons", unranked);
     receipt_drafts_finish(drafts);

@@ -48,7 +48,9 @@ typedef struct runner_options {
     size_t n_checkpoint_files;
     bool local_model;           /* a local path: the receipt is unpublishable */
     const char *engine_version; /* managed: the engine's version */
-    const char *python_version; /* managed: "none" for engines without Python */
+    const char *python_version; /* managed: "none" for engines without Python; NULL: "unknown"
+                                 * (an accepted manifest's python_version wins) */
+    int declared_context;       /* attached: --context N, a client declaration; 0: none */
     const char *api_key;
     const char *server_tok_s_field, *prefill_ms_field; /* attempt_request's; NULL: defaults */
     const char *client_version;

@@ -15,6 +15,7 @@
 #include "base/sha256.h"
 #include "bench/inspect.h"
 #include "bench/manifest.h"
+#include "bench/rank.h"
 #include "bench/receipt.h"
 #include "bench/runner.h"
 #include "bench/suite.h"
@@ -83,18 +84,22 @@ static int bench_suites(void) {
 
 static int bench_inspect(int argc, char **argv) {
     bool as_json = false;
-    const char *path = NULL;
+    const char *path = NULL, *suite_file = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) as_json = true;
+        else if (strcmp(argv[i], "--suite") == 0 && i + 1 < argc) suite_file = argv[++i];
         else if (!path && argv[i][0] != '-') path = argv[i];
         else { cli_error("bench inspect: unexpected argument '%s'", argv[i]); return 1; }
     }
-    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--json]"); return 1; }
+    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--json] [--suite FILE]"); return 1; }
     json_t *r = NULL, *d = NULL;
-    char err[512];
+    char err[512], not_validated[600] = "";
     int status = 1;
     if (receipt_read(path, &r, err, sizeof err)) { cli_error("%s: %s", path, err); goto out; }
-    if (receipt_validate(r, err, sizeof err)) { cli_error("%s: refused: %s", path, err); goto out; }
+    pacer_err vrc = receipt_validate_suite(r, suite_file, err, sizeof err);
+    if (vrc == PACER_ERR_NOT_FOUND) snprintf(not_validated, sizeof not_validated, "%s", err); /* shown, not refused */
+    else if (vrc) { cli_error("%s: refused: %s", path, err); goto out; }
+    if (not_validated[0]) fprintf(stderr, "pacer: %s: %s\n", path, not_validated);
     if (as_json) {
         char *t = json_dumps(r, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
         if (t) puts(t);
@@ -113,6 +118,7 @@ static int bench_inspect(int argc, char **argv) {
     buf_init(&b, 1u << 24);
     if (inspect_render(r, d, &b) == PACER_OK) {
         fputs(b.data ? b.data : "", stdout);
+        if (not_validated[0]) printf("\nnot validated: %s\n", not_validated);
         status = 0;
     }
     buf_free(&b);
@@ -201,9 +207,12 @@ static const char bench_usage[] =
     "         none: the demo (a small synthesized model on the builtin engine)\n"
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"
-    "                   [--output FILE]\n"
+    "                   [--context N] [--output FILE]\n"
+    "         --model-id, PUBLIC_ID and --context N (the server's context length) are recorded as\n"
+    "         declarations, never checked against the server\n"
     "       pacer bench suites\n"
-    "       pacer bench inspect RECEIPT [--json]\n\n"
+    "       pacer bench inspect RECEIPT [--json] [--suite FILE]\n"
+    "         --suite FILE: validate a receipt of a suite file against that file (same digest)\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
     "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";
 
@@ -219,7 +228,7 @@ int cmd_bench(int argc, char **argv) {
         {"engine", required_argument, 0, 'E'}, {"engine-bin", required_argument, 0, 'B'},
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
-        {"no-read-sample", no_argument, 0, 'R'},
+        {"no-read-sample", no_argument, 0, 'R'}, {"context", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
@@ -243,6 +252,7 @@ int cmd_bench(int argc, char **argv) {
         case 'D': ma.drafter = optarg; break;
         case 'L': ma.serial = true; break;
         case 'R': ma.no_read_sample = true; break;
+        case 'C': if ((o.declared_context = parse_count(optarg, 1, 1 << 30)) < 0) { cli_error("--context: tokens, 1..1073741824"); return 1; } break;
         case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
         case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
         case 'h': fputs(bench_usage, stdout); return 0;
@@ -254,6 +264,10 @@ int cmd_bench(int argc, char **argv) {
     bool managed = !o.server_url;
     if (managed && o.served_model) {
         cli_error("--model-id names the model of an attached server (--server URL)");
+        return 1;
+    }
+    if (managed && o.declared_context) {
+        cli_error("--context declares an attached server's context length (--server URL)");
         return 1;
     }
     if (!managed && (!o.public_id || !o.served_model)) {
@@ -302,7 +316,7 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
         goto out;
     }
-    if (s.builtin && receipt_validate(res.receipt, err, sizeof err)) {
+    if (receipt_validate_suite(res.receipt, s.builtin ? NULL : suite_name, err, sizeof err)) {
         cli_error("internal error: the receipt fails its own validation: %s", err);
         self_invalid = true; /* still saved below, so that the failure can be examined */
     }
@@ -322,6 +336,10 @@ int cmd_bench(int argc, char **argv) {
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(res.receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
+    json_t *warnings = json_array();
+    rank_public_warnings(res.receipt, warnings);
+    json_array_foreach(warnings, i, v) printf("warning: %s\n", json_string_value(v));
+    json_decref(warnings);
     /* why a cell is incomplete, in the server's words (e.g. a greedy-only engine refusing sampling) */
     json_array_foreach(json_object_get(res.receipt, "cells"), i, v) {
         json_t *why = json_array_get(json_object_get(v, "reasons"), 0);

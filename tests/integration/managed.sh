@@ -240,6 +240,27 @@ HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" $
 rc=$?
 if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open('$TMP/hf.json')); m=r['model']; sys.exit(0 if m['id']=='some-org/tiny-model' and m['revision']=='$C' and m['publishable'] else 1)"; then
   pass "cached repo id: complete, revision = snapshot commit"; else fail "cached repo id" "rc=$rc"; cat "$TMP/out"; fi
+# a complete standard run of a cached repo on a machine without a GPU: public, never ranked,
+# and the run and inspect say why (the spec's definition of ranked)
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" --drafter none --output "$TMP/hfs.json" >"$TMP/outs" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && python3 - "$TMP/hfs.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["suite"]["standard"] and r["model"]["publishable"] and r["exit_status"] == 0, r["suite"]
+assert r["ranks"] == {"count": 1, "source": "managed"}, r["ranks"]
+if not r["hardware"]["gpus"]:
+    assert r["ranked"] is False and "no GPU reported" in r["unranked_reasons"], r["unranked_reasons"]
+PY
+then pass "standard managed run of a cached repo, no GPU: complete, not ranked (no GPU reported)"
+else fail "CPU-only cached repo ranked" "rc=$rc"; cat "$TMP/outs"; fi
+if python3 -c 'import json,sys; sys.exit(bool(json.load(open(sys.argv[1]))["hardware"]["gpus"]))' "$TMP/hfs.json"; then
+  check "run warns: a public managed receipt with no GPU" grep -q "^warning: public managed receipt with no GPU reported" "$TMP/outs"
+  check "inspect warns the same" sh -c "'$PACER' bench inspect '$TMP/hfs.json' | grep -q 'public managed receipt with no GPU reported'"
+fi
+python3 -c "import json; r=json.load(open('$TMP/hfs.json')); r['ranked']=True; r['unranked_reasons']=[]; json.dump(r,open('$TMP/hfs-forged.json','w'))"
+check "inspect refuses a receipt marked ranked that the rules do not rank" \
+  sh -c "'$PACER' bench inspect '$TMP/hfs-forged.json' 2>&1 | grep -q 'rank check failed'"
 check "--drafter auto, no drafter cached: none passed, and why" \
   sh -c "grep -q 'drafter: none: some-org/tiny-model-drafter is not usable from the cache' '$TMP/out' && ! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
 # the target's own drafter in the cache: --drafter auto passes it and names it (repo@commit)

@@ -18,6 +18,7 @@ TEST_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 SUITES    := $(sort $(wildcard suites/*.json))
+ASSETS    := $(sort $(wildcard src/board/assets/*))
 
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/gen/embedded.o
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
@@ -38,10 +39,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 
-# Files embedded in the binary (the suites): one C file with a table of name, bytes, size.
-$(BUILD)/gen/embedded.c: $(SUITES) scripts/embed.sh
+# Files embedded in the binary (the suites, the board's style sheet, script and icon): one C
+# file with a table of name, bytes, size.
+$(BUILD)/gen/embedded.c: $(SUITES) $(ASSETS) scripts/embed.sh
 	@mkdir -p $(dir $@)
-	./scripts/embed.sh $(SUITES) > $@
+	./scripts/embed.sh $(SUITES) $(ASSETS) > $@
 
 $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 	@mkdir -p $(dir $@)
@@ -70,13 +72,13 @@ build-tests: $(BUILD)/pacer $(TESTS) $(TOOLS)
 
 # All tests: unit (Criterion), then integration scripts; ends with "N passed, N failed".
 check: deps
-	@./scripts/deps.sh --npm
+	@./scripts/deps.sh --npm --browser
 	@$(MAKE) --no-print-directory build-tests
 	@BUILD=$(BUILD) ./tests/run.sh $(T)
 
 # The same tests on an ASan + UBSan build in build-san/.
 sanitize: deps
-	@./scripts/deps.sh --npm
+	@./scripts/deps.sh --npm --browser
 	@$(MAKE) --no-print-directory BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" build-tests
 	@BUILD=build-san ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -1,5 +1,6 @@
-/* embedded.h - files compiled into the binary (the built-in suites), generated at build
- * time by scripts/embed.sh from suites/. */
+/* embedded.h - files compiled into the binary (the built-in suites; the board's style
+ * sheet, script and icon), generated at build time by scripts/embed.sh from suites/ and
+ * src/board/assets/. */
 #ifndef PACER_EMBEDDED_H
 #define PACER_EMBEDDED_H
 

@@ -9,8 +9,11 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "bench/sanitize.h"
 #include "net/http.h"
 #include "net/sse.h"
+
+_Static_assert(ATTEMPT_MESSAGE_MAX == SANITIZE_EXCERPT_MAX + 1, "the message field holds one excerpt");
 
 #define ATTEMPT_DEFAULT_CONNECT_MS 10000
 #define ATTEMPT_DEFAULT_FIRST_BYTE_MS 300000
@@ -31,6 +34,7 @@ typedef struct attempt_state {
     char heads[2][66];
     size_t head_len[2];
     int n_heads;
+    sanitize_context *own_sanitize; /* built from the prompt when the request brings none */
 } attempt_state;
 
 const char *attempt_route_name(attempt_route r) { return r == ATTEMPT_ROUTE_CHAT ? "chat" : "completions"; }
@@ -43,6 +47,25 @@ const char *attempt_status_name(attempt_status s) {
 }
 
 static void attempt_copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
+
+/* Hands a server's text in full to the request's log callback. */
+static void attempt_log(const attempt_state *st, const char *what, const char *text, size_t n) {
+    if (st->req->on_server_text) st->req->on_server_text(st->req->server_text_ctx, what, text, n);
+}
+
+/* The sample's server_message: `text` sanitized against the request's context, or one of
+ * the prompt alone; empty when no context can be had (nothing unsanitized is kept). */
+static void attempt_message(attempt_state *st, const char *text, size_t n) {
+    const sanitize_context *c = st->req->sanitize;
+    if (!c && !st->own_sanitize && (st->own_sanitize = sanitize_context_new()) &&
+        sanitize_context_add_text(st->own_sanitize, st->req->prompt, strlen(st->req->prompt))) {
+        sanitize_context_free(st->own_sanitize);
+        st->own_sanitize = NULL;
+    }
+    if (!c) c = st->own_sanitize;
+    if (c) sanitize_text(c, text, n, st->s->server_message, sizeof st->s->server_message);
+    else st->s->server_message[0] = '\0';
+}
 
 /* Length of a JSON string member, 0 when missing or not a string. */
 static size_t attempt_str_len(const json_t *obj, const char *key) {
@@ -77,9 +100,21 @@ static void attempt_read_timings(attempt_sample *s, const json_t *t) {
         s->verify_rounds = json_integer_value(v), s->has_verify_rounds = true;
 }
 
-static void attempt_read_token_hash(attempt_sample *s, const json_t *v) {
-    if (json_is_string(v)) attempt_copy(s->token_hash, sizeof s->token_hash, json_string_value(v));
-    else if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
+/* A token hash is kept only in the shape of one: letters, digits, ':', '_', '-', and
+ * nothing the sanitizer would remove; anything else goes to the log alone. */
+static void attempt_read_token_hash(attempt_state *st, const json_t *v) {
+    attempt_sample *s = st->s;
+    if (json_is_integer(v)) snprintf(s->token_hash, sizeof s->token_hash, "%lld", (long long)json_integer_value(v));
+    if (!json_is_string(v)) return;
+    const char *h = json_string_value(v);
+    size_t n = json_string_length(v);
+    bool shaped = n < sizeof s->token_hash && strspn(h, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ:_-") == n;
+    if (shaped && !sanitize_check(NULL, h, n, NULL)) {
+        memcpy(s->token_hash, h, n + 1);
+    } else {
+        attempt_log(st, "token_hash (not stored)", h, n);
+        s->token_hash[0] = '\0';
+    }
 }
 
 /* Reads choices[0]: counts a delivery when its text or delta is non-empty, keeps finish_reason. */
@@ -98,7 +133,12 @@ static void attempt_read_choice(attempt_state *st, const json_t *choice) {
         s->output_bytes += (int64_t)n;
     }
     const json_t *fr = json_object_get(choice, "finish_reason");
-    if (json_is_string(fr)) attempt_copy(s->finish_reason, sizeof s->finish_reason, json_string_value(fr));
+    if (json_is_string(fr)) {
+        const char *known = sanitize_vocab(sanitize_finish_reasons, json_string_value(fr));
+        if (strcmp(known, "other") == 0 && strcmp(s->finish_reason, "other") != 0)
+            attempt_log(st, "finish_reason (recorded as 'other')", json_string_value(fr), json_string_length(fr));
+        attempt_copy(s->finish_reason, sizeof s->finish_reason, known);
+    }
 }
 
 /* True when `"key"` appears as a member with a non-null value. In raw JSON text a key is
@@ -182,18 +222,21 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     json_error_t jerr;
     json_t *root = json_loadb(ev->data, ev->data_len, JSON_ALLOW_NUL, &jerr);
     if (!json_is_object(root)) {
-        snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld: %s", (long long)st->events,
-                 root ? "not an object" : jerr.text);
+        /* jansson's words quote the server's bytes ("... near 'xyz'"): they are an excerpt */
+        snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld", (long long)st->events);
+        const char *what = root ? "not an object" : jerr.text;
+        attempt_message(st, what, strlen(what));
+        attempt_log(st, "malformed stream event", ev->data, ev->data_len);
         json_decref(root);
         return PACER_ERR_PARSE;
     }
     pacer_err rc = PACER_OK;
     const json_t *err = json_object_get(root, "error");
     if (err && !json_is_null(err)) {
-        char msg[200];
         const json_t *m = json_is_object(err) ? json_object_get(err, "message") : err;
-        snprintf(msg, sizeof msg, "%s", json_is_string(m) ? json_string_value(m) : "(no message)");
-        snprintf(st->reason, sizeof st->reason, "server error in stream: %s", msg);
+        snprintf(st->reason, sizeof st->reason, "server error in stream");
+        if (json_is_string(m)) attempt_message(st, json_string_value(m), json_string_length(m));
+        attempt_log(st, "stream error event", ev->data, ev->data_len);
         rc = PACER_ERR_FORMAT;
         goto out;
     }
@@ -210,10 +253,10 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     const json_t *timings = json_object_get(root, "timings");
     if (json_is_object(timings)) {
         attempt_read_timings(s, timings);
-        attempt_read_token_hash(s, json_object_get(timings, "token_hash"));
+        attempt_read_token_hash(st, json_object_get(timings, "token_hash"));
     }
     attempt_read_server_rates(s, st->req, root);
-    attempt_read_token_hash(s, json_object_get(root, "token_hash"));
+    attempt_read_token_hash(st, json_object_get(root, "token_hash"));
 out:
     json_decref(root);
     return rc;
@@ -264,6 +307,31 @@ static void attempt_set(attempt_sample *s, attempt_status st, const char *reason
     attempt_copy(s->reason, sizeof s->reason, reason);
 }
 
+/* An HTTP error: "HTTP 503" in pacer's words, the server's message as an excerpt, its whole
+ * body to the log. */
+static void attempt_http_error(attempt_state *st, const http_response *resp) {
+    char why[ATTEMPT_REASON_MAX], msg[HTTP_ERROR_BODY_MAX + 1];
+    http_error_message(resp->error_body.data, resp->error_body.len, msg, sizeof msg);
+    bool redirect = resp->status >= 300 && resp->status < 400 && !msg[0];
+    snprintf(why, sizeof why, "HTTP %d%s", resp->status, redirect ? " (redirect not followed)" : "");
+    attempt_set(st->s, ATTEMPT_FAILED, why);
+    if (msg[0]) attempt_message(st, msg, strlen(msg));
+    if (resp->error_body.len) attempt_log(st, "HTTP error body", resp->error_body.data, resp->error_body.len);
+}
+
+/* The media type of a Content-Type value ("text/html" of "text/html; charset=utf-8") when it
+ * has the shape of one, else "other" (and the value goes to the log). */
+static const char *attempt_media_type(attempt_state *st, char *ctype) {
+    static const char tok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-_";
+    size_t a = strspn(ctype, tok), n = strcspn(ctype, "; \t");
+    if (a > 0 && a < 48 && ctype[a] == '/' && a + 1 + strspn(ctype + a + 1, tok) == n && n > a + 1 && n < 96) {
+        ctype[n] = '\0';
+        return ctype;
+    }
+    attempt_log(st, "Content-Type (recorded as 'other')", ctype, strlen(ctype));
+    return "other";
+}
+
 /* Decides status and reason once the stream is over, from what was seen. */
 static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *resp) {
     const attempt_request *req = st->req;
@@ -286,6 +354,9 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     case PACER_ERR_FORMAT:
         attempt_set(s, ATTEMPT_FAILED, st->reason);
         return;
+    case PACER_ERR_HTTP:
+        attempt_http_error(st, resp);
+        return;
     default:
         if (s->deliveries) snprintf(why, sizeof why, "%.200s (after %lld deliveries)", resp->reason, (long long)s->deliveries);
         else attempt_copy(why, sizeof why, resp->reason);
@@ -295,7 +366,7 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     char ctype[128] = "";
     if (!s->deliveries && http_response_header(resp, "Content-Type", ctype, sizeof ctype) &&
         strncasecmp(ctype, "text/event-stream", 17) != 0) {
-        snprintf(why, sizeof why, "the server did not stream (Content-Type %.120s)", ctype);
+        snprintf(why, sizeof why, "the server did not stream (Content-Type %s)", attempt_media_type(st, ctype));
         attempt_set(s, ATTEMPT_FAILED, why);
     } else if (!s->deliveries) {
         attempt_set(s, ATTEMPT_FAILED, "empty output: no content or reasoning was delivered");
@@ -381,6 +452,7 @@ out:
     buf_free(&url);
     http_response_free(&resp);
     sse_parser_free(&st.sse);
+    sanitize_context_free(st.own_sanitize);
     return rc;
 }
 
@@ -401,6 +473,7 @@ json_t *attempt_sample_to_json(const attempt_sample *s) {
     json_object_set_new(o, "route", json_string(attempt_route_name(s->route)));
     json_object_set_new(o, "status", json_string(attempt_status_name(s->status)));
     attempt_json_str(o, "reason", s->reason);
+    attempt_json_str(o, "server_message", s->server_message);
     attempt_json_int(o, "http_status", s->http_status != 0, s->http_status);
     attempt_json_str(o, "finish_reason", s->finish_reason);
     attempt_json_int(o, "prompt_tokens", s->has_usage, s->prompt_tokens);

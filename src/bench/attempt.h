@@ -7,11 +7,14 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
 #include "base/error.h"
+
+typedef struct sanitize_context sanitize_context; /* bench/sanitize.h */
 
 typedef enum attempt_route {
     ATTEMPT_ROUTE_COMPLETIONS = 0, /* POST /v1/completions, raw prompt text */
@@ -50,11 +53,20 @@ typedef struct attempt_request {
     int64_t connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms;
     /* Cancellation: when either is set (non-zero) the attempt ends promptly as cancelled. */
     const volatile sig_atomic_t *cancel_flag;
+    /* What a server says (error messages, unknown finish reasons, ...) reaches the sample only
+     * through bench/sanitize against this context (the suite's prompts, private names);
+     * NULL: a context of `prompt` alone. */
+    const sanitize_context *sanitize;
+    /* Called with each such text in full before it is sanitized or refused, for the run's
+     * local log: what it is ("HTTP error body", ...) and its bytes. NULL: dropped. */
+    void (*on_server_text)(void *ctx, const char *what, const char *text, size_t n);
+    void *server_text_ctx;
 } attempt_request;
 
 #define ATTEMPT_SERVER_TOK_S_FIELD "timings.predicted_per_second"
 #define ATTEMPT_PREFILL_MS_FIELD "timings.prompt_ms"
 #define ATTEMPT_REASON_MAX 256
+#define ATTEMPT_MESSAGE_MAX 121 /* SANITIZE_EXCERPT_MAX + 1 */
 #define ATTEMPT_FINISH_MAX 32
 #define ATTEMPT_TOKEN_HASH_MAX 80
 #define ATTEMPT_EVENT_MAX (1u << 20) /* one SSE event larger than this fails the attempt */
@@ -63,9 +75,11 @@ typedef struct attempt_request {
 typedef struct attempt_sample {
     attempt_route route;
     attempt_status status;
-    char reason[ATTEMPT_REASON_MAX];       /* empty when ok */
+    char reason[ATTEMPT_REASON_MAX];       /* pacer's own words; empty when ok */
+    char server_message[ATTEMPT_MESSAGE_MAX]; /* the server's words about it, a sanitized
+                                             * excerpt; empty when it said nothing */
     int http_status;                       /* 0 when no response arrived */
-    char finish_reason[ATTEMPT_FINISH_MAX]; /* empty when the server sent none */
+    char finish_reason[ATTEMPT_FINISH_MAX]; /* sanitize_finish_reasons or "other"; empty when none */
 
     bool has_usage;                        /* usage object received */
     int64_t prompt_tokens, completion_tokens;
@@ -87,7 +101,8 @@ typedef struct attempt_sample {
     bool has_server_prompt_ms, has_server_predicted_per_second;
     bool has_draft_n, has_draft_n_accepted, has_verify_rounds;
     int64_t draft_n, draft_n_accepted, verify_rounds;
-    char token_hash[ATTEMPT_TOKEN_HASH_MAX]; /* empty when the server sent none */
+    char token_hash[ATTEMPT_TOKEN_HASH_MAX]; /* empty when the server sent none (or one that
+                                              * is not a hash: letters, digits, ':', '_', '-') */
 } attempt_sample;
 
 /* Runs one attempt and fills `out` (always fully initialized, whatever the outcome).

@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "bench/rank.h"
 #include "bench/receipt.h"
+#include "bench/runlog.h"
 
 static const char *agg_median(const json_t *cell, const char *metric, char *tmp, size_t n) {
     json_t *m = json_object_get(json_object_get(cell, "aggregates"), metric);
@@ -110,19 +111,28 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
     json_array_foreach(pub, i, v) rc = rc ? rc : buf_appendf(out, "  %s\n", json_string_value(v));
     json_decref(pub);
     json_t *c;
+    bool server_text = strcmp(json_get_str(json_object_get(r, "manifest"), "status", ""), "rejected") == 0;
     json_array_foreach(json_object_get(r, "cells"), i, c) {
         size_t k;
         json_t *a;
         json_array_foreach(json_object_get(c, "attempts"), k, a) {
-            const char *st = json_get_str(a, "status", "?");
+            const char *st = json_get_str(a, "status", "?"), *msg = json_get_str(a, "server_message", "");
+            server_text |= strcmp(json_get_str(a, "finish_reason", ""), "other") == 0;
             if (strcmp(st, "ok") == 0) continue;
+            server_text = true;
             if (!header) { rc = rc ? rc : buf_append_str(out, "\nwarnings:\n"); header = true; }
-            rc = rc ? rc : buf_appendf(out, "  %s/%s %s %lld: %s: %s\n", json_get_str(c, "workload", "?"),
+            rc = rc ? rc : buf_appendf(out, "  %s/%s %s %lld: %s: %s%s%s\n", json_get_str(c, "workload", "?"),
                                        json_get_str(c, "setting", "?"),
                                        json_is_true(json_object_get(a, "warmup")) ? "warm-up" : "repetition",
-                                       (long long)json_get_int(a, "index", 0), st, json_get_str(a, "reason", ""));
+                                       (long long)json_get_int(a, "index", 0), st, json_get_str(a, "reason", ""),
+                                       *msg ? ": " : "", msg);
         }
     }
+    /* receipts keep an excerpt; the server's words in full stay on the machine that ran it */
+    if (server_text)
+        rc = rc ? rc : buf_appendf(out, "\nserver messages in full: ~/" RUNLOG_ROOT "/%s/" RUNLOG_SERVER_FILE
+                                        " (on the machine that ran the benchmark; never published)\n",
+                                   json_get_str(r, "run_id", "?"));
     if (drafts) {
         json_t *t = json_object_get(drafts, "totals");
         rc = rc ? rc : buf_appendf(out, "\ndrafts: drafter %s", json_is_true(json_object_get(drafts, "drafter_passed")) ? "passed" : "not passed");

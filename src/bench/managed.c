@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/version.h"
+#include "bench/runlog.h"
 #include "probe/probe.h"
 
 /* The engine's process group while one runs, for managed_kill_now() in a signal handler. */
@@ -116,10 +117,8 @@ pacer_err managed_prepare(managed_run *m, const managed_args *a, const volatile 
 /* The log file: log_dir/engine.log, or ~/.pacer/runs/RUN_ID/engine.log (created). */
 static pacer_err log_path_make(managed_run *m, char *err, size_t err_len) {
     char dir[PATH_MAX];
-    const char *home = path_home();
     bool ok = m->args.log_dir ? snprintf(dir, sizeof dir, "%s", m->args.log_dir) < (int)sizeof dir
-                              : home && m->args.run_id &&
-                                    snprintf(dir, sizeof dir, "%s/.pacer/runs/%s", home, m->args.run_id) < (int)sizeof dir;
+                              : runlog_dir(m->args.run_id, dir, sizeof dir) == PACER_OK;
     if (!ok || dir_create_all(dir, 0700)) {
         snprintf(err, err_len, "cannot create the run directory under %s",
                  m->args.log_dir ? m->args.log_dir : "~/.pacer/runs");

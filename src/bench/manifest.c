@@ -6,13 +6,13 @@
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "bench/sanitize.h"
 #include "net/http.h"
-
-static const char *const manifest_backends[] = {"cpu", "cuda", "rocm", "mlx", "metal", "vulkan", NULL};
 
 static bool is_hex64(const char *s) {
     if (!s || strlen(s) != 64) return false;
@@ -27,6 +27,12 @@ static bool is_name(const char *s, size_t n) {
     for (; *s; s++)
         if ((unsigned char)*s < 0x20 || *s == 0x7f) return false;
     return true;
+}
+
+/* What a string holds that must not reach a receipt (a static phrase), or NULL. */
+static const char *manifest_private(const char *s) {
+    const char *what = NULL;
+    return s && sanitize_check(NULL, s, strlen(s), &what) ? what : NULL;
 }
 
 #define MFAIL(...) do { snprintf(m->reason, sizeof m->reason, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
@@ -55,9 +61,14 @@ static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n
     if (cpu) {
         const json_t *model = json_object_get(cpu, "model");
         json_int_t cores;
+        const char *what;
         if (!json_is_object(cpu) || (model && !is_name(json_string_value(model), 128)) ||
             !opt_int(cpu, "cores", 1, 1 << 24, &cores)) {
             snprintf(why, why_n, "cpu is invalid");
+            return false;
+        }
+        if ((what = manifest_private(json_string_value(model)))) {
+            snprintf(why, why_n, "cpu.model holds %s", what);
             return false;
         }
         whole = whole && model && cores > 0;
@@ -94,6 +105,13 @@ static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n
             snprintf(why, why_n, "gpus[%zu] is invalid", i);
             return false;
         }
+        const char *what = manifest_private(name);
+        if (what) {
+            json_decref(cpu_out);
+            json_decref(gpus_out);
+            snprintf(why, why_n, "gpus[%zu].name holds %s", i, what);
+            return false;
+        }
         whole = whole && gm >= 0 && gc >= 0;
         json_array_append_new(gpus_out, json_pack("{s:s,s:o,s:o}", "name", name, "memory_bytes", int_or_null(gm), "cores",
                                                   int_or_null(gc)));
@@ -126,13 +144,17 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     if (json_get_int(d, "manifest_version", 0) != 1) MFAIL("manifest_version is not 1");
     if (!opt_name(d, "backend", m->backend, sizeof m->backend)) MFAIL("backend is invalid");
     bool known = !m->backend[0];
-    for (int k = 0; m->backend[0] && manifest_backends[k]; k++) known = known || strcmp(m->backend, manifest_backends[k]) == 0;
+    for (int k = 0; m->backend[0] && sanitize_backends[k]; k++) known = known || strcmp(m->backend, sanitize_backends[k]) == 0;
     if (!known) MFAIL("backend is unknown");
+    const char *what;
     if (!opt_name(d, "platform", m->platform, sizeof m->platform)) MFAIL("platform is invalid");
+    if ((what = manifest_private(m->platform[0] ? m->platform : NULL))) MFAIL("platform holds %s", what);
     if (!opt_name(d, "revision", m->revision, sizeof m->revision)) MFAIL("revision is invalid");
     for (const char *p = m->revision; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') MFAIL("revision has invalid characters");
+    if ((what = manifest_private(m->revision[0] ? m->revision : NULL))) MFAIL("revision holds %s", what);
     if (!opt_name(d, "python_version", m->python_version, sizeof m->python_version)) MFAIL("python_version is invalid");
+    if ((what = manifest_private(m->python_version[0] ? m->python_version : NULL))) MFAIL("python_version holds %s", what);
     json_int_t ranks;
     if (!opt_int(d, "rank_count", 1, MANIFEST_MAX_RANKS, &ranks)) MFAIL("rank_count is invalid");
     m->rank_count = ranks > 0 ? (int)ranks : 0;
@@ -170,6 +192,7 @@ out:
         m->backend[0] = m->platform[0] = m->revision[0] = m->python_version[0] = '\0';
         m->rank_count = 0;
     }
+    if (!m->accepted && len) m->rejected_text = strndup(text, len); /* NULL on OOM: only the log loses it */
     json_decref(hw);
     json_decref(ranks_out);
     json_decref(hashes);
@@ -216,5 +239,7 @@ void manifest_free(manifest *m) {
     json_decref(m->hardware);
     json_decref(m->rank_hardware);
     json_decref(m->checkpoint_hashes);
+    free(m->rejected_text);
     m->hardware = m->rank_hardware = m->checkpoint_hashes = NULL;
+    m->rejected_text = NULL;
 }

@@ -30,9 +30,14 @@ typedef struct manifest {
                              * when some of cpu, memory or a GPU's memory/cores is missing */
     json_t *rank_hardware;  /* owned; the "ranks" array: each rank's hardware, like `hardware` */
     json_t *checkpoint_hashes; /* owned; array of 64-hex strings */
+    char *rejected_text;    /* owned: a rejected manifest as received, for the run's local log
+                             * only (never a receipt); NULL when accepted or none arrived */
 } manifest;
 
 /* Checks `text` as a manifest and fills `m` (always initialized; free with manifest_free).
+ * Every string that reaches a receipt (platform, revision, CPU and GPU names) must hold
+ * nothing bench/sanitize would remove: a manifest naming a host, a path, an address or a key
+ * is rejected, its reason naming the field and the kind, never the text.
  * Returns PACER_OK when accepted, PACER_ERR_FORMAT / PACER_ERR_PARSE otherwise. No I/O. */
 pacer_err manifest_parse(const char *text, size_t len, manifest *m);
 /* Fetches and parses the manifest of the server at `base_url`. A missing manifest (no

@@ -17,15 +17,21 @@
 
 #define NO_FLAG SIZE_MAX
 #define F(name, kind, member, has, doc) \
-    {name, kind, offsetof(attempt_sample, member), has, sizeof(((attempt_sample *)0)->member), doc}
+    {name, kind, offsetof(attempt_sample, member), has, sizeof(((attempt_sample *)0)->member), doc, false}
+#define F_OPT(name, kind, member, doc) \
+    {name, kind, offsetof(attempt_sample, member), NO_FLAG, sizeof(((attempt_sample *)0)->member), doc, true}
 #define HAS(member) offsetof(attempt_sample, member)
 
 const receipt_field receipt_attempt_fields[] = {
     F("route", RECEIPT_KIND_ROUTE, route, NO_FLAG, "API route the request used: completions | chat"),
     F("status", RECEIPT_KIND_STATUS, status, NO_FLAG, "ok | incomplete | failed | cancelled, under the suite's rules"),
-    F("reason", RECEIPT_KIND_STR, reason, NO_FLAG, "why the attempt is not ok; empty when ok"),
+    F("reason", RECEIPT_KIND_STR, reason, NO_FLAG, "why the attempt is not ok, in pacer's words; empty when ok"),
+    F_OPT("server_message", RECEIPT_KIND_STR, server_message,
+          "what the server said about it: a short excerpt through bench/sanitize (no paths, hosts, addresses, keys "
+          "or prompt text); empty when it said nothing; the full text stays in the run's local log"),
     F("http_status", RECEIPT_KIND_I64, http_status, NO_FLAG, "HTTP status; 0 when no response arrived"),
-    F("finish_reason", RECEIPT_KIND_STR, finish_reason, NO_FLAG, "the server's finish_reason; empty when none"),
+    F("finish_reason", RECEIPT_KIND_STR, finish_reason, NO_FLAG,
+      "the server's finish_reason: stop | length | content_filter | tool_calls | function_call | other; empty when none"),
     F("has_usage", RECEIPT_KIND_BOOL, has_usage, NO_FLAG, "a usage object was received"),
     F("prompt_tokens", RECEIPT_KIND_I64, prompt_tokens, HAS(has_usage), "usage.prompt_tokens"),
     F("completion_tokens", RECEIPT_KIND_I64, completion_tokens, HAS(has_usage), "usage.completion_tokens"),
@@ -224,6 +230,7 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
         const receipt_field *f = &receipt_attempt_fields[i];
         json_t *v = json_object_get(a, f->name);
         char *p = (char *)s + f->offset;
+        if (!v && f->optional) continue;
         if (!v) { snprintf(err, err_n, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
         if (json_is_null(v) && f->has_offset != NO_FLAG) continue;
         bool ok = true;

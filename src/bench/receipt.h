@@ -26,7 +26,8 @@ typedef enum receipt_kind {
 } receipt_kind;
 
 /* One field of an attempt: its JSON name, kind, place in attempt_sample and the offset of
- * its has-flag (SIZE_MAX when always present). */
+ * its has-flag (SIZE_MAX when always present); `optional`: receipts written before the field
+ * existed lack it, and a reader takes it as empty. */
 typedef struct receipt_field {
     const char *name;
     receipt_kind kind;
@@ -34,6 +35,7 @@ typedef struct receipt_field {
     size_t has_offset;
     size_t size;
     const char *doc;
+    bool optional;
 } receipt_field;
 
 extern const receipt_field receipt_attempt_fields[];

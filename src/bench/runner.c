@@ -12,6 +12,9 @@
 #include "bench/rank.h"
 #include "bench/receipt.h"
 #include "bench/rules.h"
+#include "bench/runlog.h"
+#include "bench/sanitize.h"
+#include "probe/redact.h"
 
 void runner_run_id(char out[40]) {
     uint32_t r = 0;
@@ -53,9 +56,51 @@ static int runner_cells(const runner_options *o, runner_cell *cells, int max) {
 
 static json_t *str_or_unknown(const char *s) { return json_string(s && *s ? s : "unknown"); }
 
+/* The host of a URL ("gpu-7.example.net" of "http://user@gpu-7.example.net:8000/v1") into
+ * out; "" when there is none. */
+static void runner_url_host(const char *url, char *out, size_t n) {
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    size_t len = strcspn(p, "/?#");
+    const char *at = memchr(p, '@', len);
+    if (at) len -= (size_t)(at + 1 - p), p = at + 1;
+    if (len && *p == '[') p++, len = strcspn(p, "]");
+    else len = strcspn(p, ":/?#");
+    snprintf(out, n, "%.*s", (int)len, p);
+}
+
+sanitize_context *runner_sanitize_context(const suite *s, const char *server_url) {
+    sanitize_context *c = sanitize_context_new();
+    redact_context local;
+    redact_context_local(&local);
+    char host[256] = "";
+    if (server_url) runner_url_host(server_url, host, sizeof host);
+    /* a name too long to search is left out: the patterns still apply */
+    if (!c || sanitize_context_add_suite(c, s) == PACER_ERR_NOMEM) {
+        sanitize_context_free(c);
+        return NULL;
+    }
+    const char *words[] = {local.host, local.user, local.home, host};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) (void)sanitize_context_add_word(c, words[i]);
+    return c;
+}
+
+/* Where the server text of the attempt being run goes: the run's log, with its place. */
+typedef struct runner_log {
+    const char *path;
+    char where[160];
+} runner_log;
+
+static void runner_log_text(void *ctx, const char *what, const char *text, size_t n) {
+    const runner_log *l = ctx;
+    char header[320];
+    snprintf(header, sizeof header, "%s: %s", l->where, what);
+    if (l->path) (void)runlog_append(l->path, header, text, n); /* a log that cannot be written loses no measurement */
+}
+
 /* The checkpoint facts of `model`: revision (attested by the manifest, else the snapshot a
  * managed run loaded), weight-file digests, format, and the client's declarations. */
-static json_t *runner_model(const runner_options *o, const manifest *m) {
+static json_t *runner_model(const runner_options *o, const manifest *m, const sanitize_context *san) {
     json_t *hashes = json_array();
     if (m && m->checkpoint_hashes) json_array_extend(hashes, m->checkpoint_hashes);
     for (size_t i = 0; !m && i < o->n_checkpoint_files; i++)
@@ -65,9 +110,12 @@ static json_t *runner_model(const runner_options *o, const manifest *m) {
     const char *revision = attested ? m->revision : o->revision ? o->revision : "unknown";
     const char *revision_source = attested ? "attested" : o->revision ? "cache-snapshot" : "unknown";
     bool attached = strcmp(o->mode, "attached") == 0;
+    /* the served name is what the server calls the model: often a path on its host */
+    char served[ATTEMPT_MESSAGE_MAX];
+    if (o->served_model) sanitize_text(san, o->served_model, strlen(o->served_model), served, sizeof served);
     json_t *model = json_pack("{s:o,s:s,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id), "id_source",
                               attached ? "declared" : "loaded", "served_model_id",
-                              o->served_model ? json_string(o->served_model) : json_null(), "revision", revision,
+                              o->served_model ? json_string(served) : json_null(), "revision", revision,
                               "revision_source", revision_source, "checkpoint_hashes", hashes, "publishable",
                               !o->local_model);
     if (!m && o->checkpoint_format) json_object_set_new(model, "checkpoint_format", json_string(o->checkpoint_format));
@@ -111,7 +159,7 @@ static void runner_provenance(json_t *r, const runner_options *o, const manifest
 }
 
 static json_t *runner_header(const runner_options *o, const char *run_id, bool standard, int reps, int warmups,
-                             int tokens) {
+                             int tokens, const sanitize_context *san) {
     const suite *s = o->suite;
     const manifest *m = o->manifest && o->manifest->accepted ? o->manifest : NULL;
     char utc[21];
@@ -125,7 +173,7 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_object_set_new(r, "engine", o->engine ? json_string(o->engine) : json_null());
     json_object_set_new(r, "suite", json_pack("{s:s,s:i,s:i,s:s,s:b}", "id", s->id, "version", s->version,
                                               "rule_version", s->rule_version, "digest", s->digest, "standard", standard));
-    json_object_set_new(r, "model", runner_model(o, m));
+    json_object_set_new(r, "model", runner_model(o, m, san));
     json_object_set_new(r, "engine_version", o->engine_version ? json_string(o->engine_version) : json_null());
     const char *python = m && m->python_version[0] ? m->python_version : o->python_version;
     json_object_set_new(r, "python_version", str_or_unknown(python));
@@ -159,7 +207,19 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     char run_id[40];
     if (o->run_id) snprintf(run_id, sizeof run_id, "%s", o->run_id);
     else runner_run_id(run_id);
-    json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens);
+    sanitize_context *own_san = NULL;
+    const sanitize_context *san = o->sanitize;
+    if (!san && !(san = own_san = runner_sanitize_context(s, o->server_url))) {
+        snprintf(err, err_n, "out of memory");
+        return PACER_ERR_NOMEM;
+    }
+    runner_log log = {.path = o->server_log};
+    if (o->manifest && o->manifest->rejected_text) {
+        snprintf(log.where, sizeof log.where, "manifest");
+        runner_log_text(&log, "rejected", o->manifest->rejected_text, strlen(o->manifest->rejected_text));
+    }
+    json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens,
+                              san);
     json_t *temps = json_object_get(json_object_get(r, "settings"), "temperatures");
     for (int i = 0; i < (o->n_temps ? o->n_temps : s->n_settings); i++)
         json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
@@ -186,12 +246,16 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
                                    .disable_thinking = s->thinking_disabled,
                                    .disable_prompt_cache = s->prompt_cache_disabled, .api_key = o->api_key,
                                    .server_tok_s_field = o->server_tok_s_field,
-                                   .prefill_ms_field = o->prefill_ms_field, .idle_timeout_ms = o->idle_timeout_ms, .cancel_flag = o->cancel_flag};
+                                   .prefill_ms_field = o->prefill_ms_field, .idle_timeout_ms = o->idle_timeout_ms, .cancel_flag = o->cancel_flag,
+                                   .sanitize = san, .on_server_text = runner_log_text, .server_text_ctx = &log};
+            snprintf(log.where, sizeof log.where, "cell %d %s/%s %s %d", ci, c->w->name, c->st.name,
+                     warm ? "warm-up" : "repetition", index);
             attempt_sample smp;
             pacer_err rc = attempt_run(&req, &smp);
             if (rc) {
                 snprintf(err, err_n, "attempt could not be run: %s", pacer_strerror(rc));
                 json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
+                sanitize_context_free(own_san);
                 return rc;
             }
             char why[ATTEMPT_REASON_MAX];
@@ -235,6 +299,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
     json_object_set_new(r, "unranked_reasons", unranked);
     receipt_drafts_finish(drafts);
+    sanitize_context_free(own_san);
     out->receipt = r;
     out->drafts = drafts;
     out->cancelled = cancelled;

@@ -62,6 +62,10 @@ typedef struct runner_options {
     const char *drafter_id;     /* "ORG/NAME@COMMIT" of a cached drafter; NULL: none or a local path (never named) */
     int64_t idle_timeout_ms;    /* 0: attempt default */
     const volatile sig_atomic_t *cancel_flag;
+    /* Server text reaches the receipt only through bench/sanitize against this context;
+     * NULL: runner_sanitize_context(suite, server_url). */
+    const sanitize_context *sanitize;
+    const char *server_log;     /* where servers' full text goes (runlog_server_path); NULL: nowhere */
     runner_progress_fn progress;
     void *progress_ctx;
 } runner_options;
@@ -77,6 +81,11 @@ typedef struct runner_result {
  * cancelled attempt. Fills `out`; returns an error only for invalid options (message in
  * `err`). */
 pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n);
+
+/* The sanitizer context of a run (free with sanitize_context_free): the suite's prompts (its
+ * fixtures), this machine's host and user names and home directory, and the host named by
+ * server_url (may be NULL). NULL on OOM. */
+sanitize_context *runner_sanitize_context(const suite *s, const char *server_url);
 
 /* A new run id: UTC time and 8 random hex digits, e.g. 20261202T101500Z-1a2b3c4d. */
 void runner_run_id(char out[40]);

@@ -17,7 +17,9 @@
 #include "bench/manifest.h"
 #include "bench/rank.h"
 #include "bench/receipt.h"
+#include "bench/runlog.h"
 #include "bench/runner.h"
+#include "bench/sanitize.h"
 #include "bench/suite.h"
 #include "bench/managed.h"
 #include "cli/cli.h"
@@ -167,6 +169,35 @@ static void bench_say(void *ctx, const char *line) {
 /* The managed part of a run: the demo model when none is named, the engine started and
  * ready, and what it knows put into `o`. Returns 0, or the exit status (1, 130, or 129/143
  * for SIGHUP/SIGTERM) after saying why. */
+/* The check the board's intake runs, with the context it has (the suite's prompts). */
+static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_n) {
+    sanitize_context *c = sanitize_context_new();
+    pacer_err rc = c ? sanitize_context_add_suite(c, s) : PACER_ERR_NOMEM;
+    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_n);
+    else snprintf(err, err_n, "%s", pacer_strerror(rc));
+    sanitize_context_free(c);
+    return rc;
+}
+
+/* "incomplete WORKLOAD/SETTING: REASON[: SERVER MESSAGE]" from the cell's first attempt that
+ * makes it incomplete; nothing for a complete cell. */
+static void bench_print_incomplete(const json_t *cell) {
+    if (strcmp(json_get_str(cell, "status", ""), "complete") == 0) return;
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(cell, "attempts"), i, a) {
+        if (strcmp(json_get_str(a, "status", "ok"), "ok") == 0) continue;
+        const char *msg = json_get_str(a, "server_message", "");
+        printf("incomplete %s/%s: %s%s%s\n", json_get_str(cell, "workload", "?"), json_get_str(cell, "setting", "?"),
+               json_get_str(a, "reason", "?"), *msg ? ": " : "", msg);
+        return;
+    }
+    json_t *why = json_array_get(json_object_get(cell, "reasons"), 0);
+    if (json_is_string(why))
+        printf("incomplete %s/%s: %s\n", json_get_str(cell, "workload", "?"), json_get_str(cell, "setting", "?"),
+               json_string_value(why));
+}
+
 static int bench_managed_start(managed_run *mr, managed_args *ma, runner_options *o) {
     char err[1024], demo_path[4096];
     ma->model_spec = o->public_id;
@@ -275,6 +306,10 @@ int cmd_bench(int argc, char **argv) {
         return 1;
     }
     if (o.backend && strcmp(o.backend, "auto") == 0) o.backend = NULL;
+    if (o.backend && strcmp(sanitize_vocab(sanitize_backends, o.backend), "other") == 0) {
+        cli_error("--backend: '%s' is not one of cpu, cuda, rocm, mlx, metal, vulkan, auto", o.backend);
+        return 1;
+    }
 
     suite s;
     char err[512];
@@ -285,10 +320,12 @@ int cmd_bench(int argc, char **argv) {
     managed_run mr;
     memset(&mr, 0, sizeof mr);
     runner_result res = {0};
-    char run_id[40];
+    char run_id[40], server_log[4400];
     int status = 1;
+    runner_run_id(run_id);
+    o.run_id = run_id;
+    if (runlog_server_path(run_id, server_log, sizeof server_log) == PACER_OK) o.server_log = server_log;
     if (managed) {
-        runner_run_id(run_id);
         ma.run_id = run_id;
         ma.progress = bench_say;
         if ((status = bench_managed_start(&mr, &ma, &o))) goto out;
@@ -320,6 +357,10 @@ int cmd_bench(int argc, char **argv) {
         cli_error("internal error: the receipt fails its own validation: %s", err);
         self_invalid = true; /* still saved below, so that the failure can be examined */
     }
+    if (bench_privacy_check(&s, res.receipt, err, sizeof err)) {
+        cli_error("internal error: the receipt fails the board's privacy check: %s", err);
+        self_invalid = true;
+    }
     const char *rid = json_get_str(res.receipt, "run_id", "run");
     if (receipt_paths(output, rid, path, sizeof path, dpath, sizeof dpath, err, sizeof err)) {
         cli_error("%s", err);
@@ -340,13 +381,9 @@ int cmd_bench(int argc, char **argv) {
     rank_public_warnings(res.receipt, warnings);
     json_array_foreach(warnings, i, v) printf("warning: %s\n", json_string_value(v));
     json_decref(warnings);
-    /* why a cell is incomplete, in the server's words (e.g. a greedy-only engine refusing sampling) */
-    json_array_foreach(json_object_get(res.receipt, "cells"), i, v) {
-        json_t *why = json_array_get(json_object_get(v, "reasons"), 0);
-        if (strcmp(json_get_str(v, "status", ""), "complete") != 0 && json_is_string(why))
-            printf("incomplete %s/%s: %s\n", json_get_str(v, "workload", "?"), json_get_str(v, "setting", "?"),
-                   json_string_value(why));
-    }
+    /* why a cell is incomplete, in pacer's words and the server's (e.g. a greedy-only engine refusing sampling) */
+    json_array_foreach(json_object_get(res.receipt, "cells"), i, v) bench_print_incomplete(v);
+    if (access(server_log, F_OK) == 0) printf("server messages in full: ~/%s/%s/%s\n", RUNLOG_ROOT, run_id, RUNLOG_SERVER_FILE);
     json_array_foreach(json_object_get(res.drafts, "notes"), i, v) printf("drafts: %s\n", json_string_value(v));
     printf("receipt: %s\n", path);
     status = self_invalid ? 1 : res.exit_status;

@@ -141,7 +141,8 @@ int cmd_request(int argc, char **argv) {
     json_decref(j);
     static const int exit_codes[] = {0, 2, 3, 130};
     rc = exit_codes[s.status];
-    if (s.status != ATTEMPT_OK) cli_error("%s: %s", attempt_status_name(s.status), s.reason);
+    if (s.status != ATTEMPT_OK)
+        cli_error("%s: %s%s%s", attempt_status_name(s.status), s.reason, s.server_message[0] ? ": " : "", s.server_message);
 out:
     free(prompt_file_text);
     return rc;

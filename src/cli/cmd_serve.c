@@ -10,8 +10,8 @@
 #include "base/sha256.h"
 #include "cli/cli.h"
 #include "engine/draft.h"
+#include "engine/backend.h"
 #include "engine/kernels.h"
-#include "engine/serve_engine.h"
 #include "probe/probe.h"
 #include "server/serve.h"
 
@@ -101,19 +101,19 @@ int cmd_serve(int argc, char **argv) {
     if (sha256_file_hex(model, sha)) { cli_error("cannot read %s", model); goto out; }
     if (engine_open(model, &ep, &e, err, sizeof err)) { cli_error("%s", err); goto out; }
     engine_backend b;
-    if (serve_engine_backend(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", model); goto out; }
+    if (backend_from_engine(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", model); goto out; }
     hf_revision(model, rev, sizeof rev);
     const char *slash = strrchr(model, '/');
     hardware = manifest_hardware(model);
     serve_model_info info = {.id = name ? name : (slash ? slash + 1 : model), .path = model, .sha256 = sha,
-                             .revision = rev, .hardware_json = hardware, .chat = serve_engine_chat_format(e)};
+                             .revision = rev, .hardware_json = hardware, .chat = backend_chat_format(e)};
     engine_backend db;
     char dsha[SHA256_HEX_LEN + 1] = "";
     if (drafter) {
         if (sha256_file_hex(drafter, dsha)) { cli_error("cannot read %s", drafter); goto out; }
         if (engine_open(drafter, &ep, &de, err, sizeof err)) { cli_error("drafter: %s", err); goto out; }
-        if (serve_engine_check_drafter(e, de, err, sizeof err)) { cli_error("%s: %s", drafter, err); goto out; }
-        serve_engine_drafter_backend(de, &db);
+        if (backend_check_drafter(e, de, err, sizeof err)) { cli_error("%s: %s", drafter, err); goto out; }
+        backend_from_drafter(de, &db);
         info.drafter = &db;
         info.drafter_path = drafter;
         info.drafter_sha256 = dsha;

@@ -1,6 +1,6 @@
 /* backend.h - the model interface the generation code and the server drive: tokenize,
- * detokenize, end-of-generation, evaluate. engine/serve_engine.c binds the embedded engine to
- * it; tests bind a scripted model, so the server is tested without weights. */
+ * detokenize, end-of-generation, evaluate. backend.c binds the embedded engine to it (the
+ * functions at the end); tests bind a scripted model, so the server is tested without weights. */
 #ifndef PACER_ENGINE_BACKEND_H
 #define PACER_ENGINE_BACKEND_H
 
@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "engine/chat.h"
+#include "engine/engine.h"
 
 /* What generation needs from a model. All calls happen under the caller's decoder lock. */
 typedef struct engine_backend {
@@ -25,5 +27,16 @@ typedef struct engine_backend {
      * token i); NULL computes only the cache. */
     pacer_err (*eval)(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
 } engine_backend;
+
+/* Fills `b` for an open engine (which must outlive it). PACER_ERR_STATE when the engine has
+ * no tokenizer. */
+pacer_err backend_from_engine(engine *e, engine_backend *b);
+/* Fills `b` for a drafter: eval and the sizes only (a drafter needs no tokenizer). */
+void backend_from_drafter(engine *e, engine_backend *b);
+/* PACER_OK when `drafter` shares the vocabulary of `target` (same size, same token texts);
+ * else PACER_ERR_ARG and one line in err. */
+pacer_err backend_check_drafter(const engine *target, const engine *drafter, char *err, size_t err_len);
+/* The chat format of the engine's checkpoint (template text, then vocabulary). */
+const chat_format *backend_chat_format(const engine *e);
 
 #endif

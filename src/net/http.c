@@ -20,8 +20,7 @@ typedef struct http_xfer {
     http_response *resp;
     CURL *easy;
     bool status_known;
-    bool is_error;       /* non-2xx: the body is kept for its message, not passed on */
-    buf err_body;
+    bool is_error;       /* non-2xx: the body is kept for its message (resp->error_body), not passed on */
     pacer_err cb_err;    /* what the data callback returned when it stopped the transfer */
     int64_t last_byte_ns;
 } http_xfer;
@@ -32,11 +31,13 @@ static void http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 void http_response_init(http_response *r) {
     memset(r, 0, sizeof *r);
     buf_init(&r->headers, HTTP_HEADERS_MAX);
+    buf_init(&r->error_body, HTTP_ERROR_BODY_MAX);
 }
 
 void http_response_free(http_response *r) {
     if (!r) return;
     buf_free(&r->headers);
+    buf_free(&r->error_body);
 }
 
 bool http_response_header(const http_response *r, const char *name, char *out, size_t out_size) {
@@ -117,8 +118,8 @@ static size_t http_on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
         x->status_known = true;
     }
     if (x->is_error) {
-        size_t room = x->err_body.max - x->err_body.len;
-        (void)buf_append(&x->err_body, ptr, n < room ? n : room);
+        size_t room = x->resp->error_body.max - x->resp->error_body.len;
+        (void)buf_append(&x->resp->error_body, ptr, n < room ? n : room);
         /* enough to find the message: an endless error body stops here, as an HTTP error */
         return n < room ? n : 0;
     }
@@ -248,7 +249,7 @@ static pacer_err http_classify(http_xfer *x, CURLcode cc) {
     }
     if (x->is_error) {
         char msg[HTTP_REASON_MAX];
-        http_error_message(x->err_body.data, x->err_body.len, msg, sizeof msg);
+        http_error_message(resp->error_body.data, resp->error_body.len, msg, sizeof msg);
         if (resp->status >= 300 && resp->status < 400 && !msg[0])
             snprintf(msg, sizeof msg, "redirect not followed");
         snprintf(resp->reason, sizeof resp->reason, msg[0] ? "HTTP %d: %.200s" : "HTTP %d", resp->status, msg);
@@ -280,8 +281,8 @@ pacer_err http_perform(const http_request *req, http_response *resp) {
     struct curl_slist *hdrs = NULL;
     CURLM *multi = NULL;
     http_xfer x = {.req = req, .resp = resp};
-    buf_init(&x.err_body, HTTP_ERROR_BODY_MAX);
     buf_reset(&resp->headers);
+    buf_reset(&resp->error_body);
     resp->status = 0;
     resp->first_byte_ns = resp->end_ns = resp->body_bytes = 0;
     resp->reason[0] = '\0';
@@ -321,6 +322,5 @@ out:
     if (multi) curl_multi_cleanup(multi);
     if (x.easy) curl_easy_cleanup(x.easy);
     curl_slist_free_all(hdrs);
-    buf_free(&x.err_body);
     return rc;
 }

@@ -40,6 +40,8 @@ typedef struct http_response {
     int64_t end_ns;                /* when the transfer ended, however it ended */
     int64_t body_bytes;            /* body bytes received */
     buf headers;                   /* raw header lines of the final response (capped) */
+    buf error_body;                /* the body of a non-2xx reply, its first HTTP_ERROR_BODY_MAX
+                                    * bytes, as sent (for the caller's local log only) */
     char reason[HTTP_REASON_MAX];  /* why it failed, for people; "" on success; never names
                                     * the host, address or port (reasons go into receipts) */
 } http_response;

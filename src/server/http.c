@@ -13,6 +13,7 @@
 #include <netinet/tcp.h>
 
 #include "base/buf.h"
+#include "base/log.h"
 
 #define HTTP_MAX_HEADERS 16
 
@@ -23,6 +24,7 @@ struct http_server {
 
 struct http_req {
     struct MHD_Connection *c;
+    const http_server *s;
     const char *method, *path;
     buf body;
     bool too_big, responded;
@@ -59,6 +61,53 @@ const char *http_req_body(const http_req *r, size_t *len) {
 
 const char *http_req_client_ip(const http_req *r) { return r->ip; }
 
+/* The field being collected while the post processor runs. */
+typedef struct form_ctx {
+    http_form_field fn;
+    void *ud;
+    char *name, *filename;
+    buf value;
+    pacer_err rc;
+} form_ctx;
+
+/* Hands the collected field (if any) to the caller and forgets it. */
+static void form_flush(form_ctx *f) {
+    if (f->name && !f->rc) f->rc = f->fn(f->ud, f->name, f->filename, f->value.data ? f->value.data : "", f->value.len);
+    free(f->name);
+    free(f->filename);
+    f->name = f->filename = NULL;
+    buf_reset(&f->value);
+}
+
+static enum MHD_Result form_chunk(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                                  const char *content_type, const char *transfer_encoding, const char *data,
+                                  uint64_t off, size_t size) {
+    form_ctx *f = cls;
+    (void)kind; (void)content_type; (void)transfer_encoding;
+    /* a new field starts at offset 0; later chunks of the same field continue it */
+    if (off == 0 || !f->name || strcmp(f->name, key) != 0) {
+        form_flush(f);
+        f->name = strdup(key ? key : "");
+        f->filename = filename ? strdup(filename) : NULL;
+        if (!f->name || (filename && !f->filename)) f->rc = PACER_ERR_NOMEM;
+    }
+    if (!f->rc && size) f->rc = buf_append(&f->value, data, size);
+    return f->rc ? MHD_NO : MHD_YES;
+}
+
+pacer_err http_req_form(http_req *r, http_form_field fn, void *ud) {
+    form_ctx f = {.fn = fn, .ud = ud};
+    buf_init(&f.value, r->s->opt.max_body);
+    struct MHD_PostProcessor *pp = MHD_create_post_processor(r->c, 16384, form_chunk, &f);
+    if (!pp) return PACER_ERR_UNSUPPORTED;
+    bool ok = MHD_post_process(pp, r->body.data ? r->body.data : "", r->body.len) == MHD_YES;
+    ok = MHD_destroy_post_processor(pp) == MHD_YES && ok;
+    if (!f.rc && !ok) f.rc = PACER_ERR_PARSE;
+    form_flush(&f);
+    buf_free(&f.value);
+    return f.rc;
+}
+
 pacer_err http_req_add_header(http_req *r, const char *name, const char *value) {
     if (r->n_headers >= HTTP_MAX_HEADERS) return PACER_ERR_TOO_BIG;
     char *n = strdup(name), *v = strdup(value);
@@ -88,6 +137,7 @@ static pacer_err queue(http_req *r, int status, const char *content_type, struct
     MHD_destroy_response(resp);
     if (!ok) return PACER_ERR_NET;
     r->responded = true;
+    if (r->s->opt.access_log) log_info("http: %s %s %d", r->method, r->path, status);
     return PACER_OK;
 }
 
@@ -165,6 +215,7 @@ static http_req *req_new(const http_server *s, struct MHD_Connection *c, const c
     http_req *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->c = c;
+    r->s = s;
     r->method = method;
     r->path = url; /* MHD hands the path without the query string */
     buf_init(&r->body, s->opt.max_body);

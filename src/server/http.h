@@ -9,7 +9,8 @@
  *     http_server_port) and http_server_stop(srv) waits for in-flight requests and frees.
  *   - Request bodies are accumulated up to http_options.max_body bytes before the handler runs;
  *     a larger body calls http_options.too_large (default: a plain 413) instead of the route.
- *   - A handler reads the request (http_req_method/path/header/cookie/query/body/client_ip),
+ *   - A handler reads the request (http_req_method/path/header/cookie/query/body/client_ip,
+ *     and the fields of a form body with http_req_form),
  *     may add response headers (http_req_add_header: Set-Cookie, Retry-After, ...), and
  *     queues exactly one response: http_respond (bytes, copied), http_respond_take (owns the
  *     malloc'd body), http_respond_json (steals the json_t), or http_respond_stream (a body
@@ -55,6 +56,7 @@ typedef struct http_options {
     unsigned timeout_s;         /* idle connection timeout; 0: 600 s */
     int threads;                /* 0: a thread per connection; N: a pool of N threads */
     bool tcp_nodelay;           /* send small writes at once (streamed events) */
+    bool access_log;            /* log "METHOD PATH STATUS" of every response (info level) */
     const http_route *routes;   /* the table, n_routes rows; borrowed: must outlive the server */
     size_t n_routes;
     http_handler not_found;     /* no route matched; NULL: a plain 404 */
@@ -86,6 +88,16 @@ const char *http_req_query(const http_req *r, const char *name);
 const char *http_req_body(const http_req *r, size_t *len);
 /* The client's address as text ("127.0.0.1"), or "" when unknown. */
 const char *http_req_client_ip(const http_req *r);
+
+/* Called once per field of a form body with its whole value (`len` bytes, NUL-terminated;
+ * a file's bytes as sent). `filename` is the file's name for a file field, else NULL. A
+ * non-OK return stops the parse and is returned by http_req_form. */
+typedef pacer_err (*http_form_field)(void *ud, const char *name, const char *filename, const char *value, size_t len);
+/* Parses the body as a form, application/x-www-form-urlencoded or multipart/form-data as its
+ * Content-Type says, with libmicrohttpd's post processor, and calls `fn` per field in
+ * order. PACER_ERR_UNSUPPORTED for another content type, PACER_ERR_PARSE for a body that is
+ * not a well-formed form of its type. Values are bounded by the body cap. */
+pacer_err http_req_form(http_req *r, http_form_field fn, void *ud);
 
 /* ---- responses ---- */
 

@@ -17,10 +17,12 @@
 #include "base/sha256.h"
 #include "base/version.h"
 #include "engine/draft.h"
+#include "engine/generate.h"
 #include "engine/logprob.h"
 #include "engine/sampler.h"
-#include "engine/serve_text.h"
+#include "engine/gen_text.h"
 #include "server/http.h"
+#include "server/request.h"
 #include "server/serve_logprob.h"
 
 typedef struct serve_metrics {
@@ -35,25 +37,13 @@ struct serve_server {
     pthread_cond_t cv;
     bool busy, ready;
     int waiting;
-    engine_backend b;
     char *id, *file, *sha256, *revision, *hardware;
     const chat_format *chat;
     serve_metrics m;
-    int32_t *cache; /* tokens in the backend's KV cache, under the decoder lock */
-    int n_cache;
-    float *logits;  /* target rows, draft_max + 1 of n_vocab: row 0 after prefill, a round's rows */
-    draft_mode mode;
-    draft_model dm; /* the drafter's cache and buffers (DRAFT_MODE_MODEL) */
-    int32_t *batch; /* a round's target input: the last token, then the drafts */
-    float *p_work;  /* n_vocab: the target distribution while verifying sampled drafts */
+    gen_model gm; /* the backend, drafter, KV cache tokens and round buffers, under the decoder lock */
     char *drafter_file, *drafter_sha256;
-    float *rows; /* SERVE_ECHO_ROWS rows of logits for echoed prompts, allocated on first use */
     uint64_t next_id;
 };
-
-/* Echoed prompts are evaluated in chunks of this many rows, the engine's own batch, so that
- * the rows equal those of an ordinary prefill without holding n_ctx rows of logits. */
-#define SERVE_ECHO_ROWS 32
 
 /* ---- errors and small helpers ---- */
 
@@ -92,211 +82,6 @@ static void decoder_release(serve_server *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-/* ---- requests ---- */
-
-/* One prompt of a completions request (a batch has several): text, tokenized under the
- * decoder lock, or token ids. */
-typedef struct serve_prompt {
-    const char *text; /* borrowed from the request JSON; NULL for ids */
-    int32_t *tokens;
-    int n_tokens;
-} serve_prompt;
-
-typedef struct serve_req {
-    bool chat, stream, include_usage, cache_prompt;
-    json_t *root;
-    const char *model;
-    int64_t max_tokens;
-    sampler_params sp;
-    uint64_t seed;
-    const char *stops[SERVE_MAX_STOPS];
-    int n_stops;
-    buf prompt;           /* rendered text */
-    int32_t *tokens;      /* or given ids */
-    int n_tokens;
-    bool has_tokens;
-    serve_prompt *prompts; /* completions: every prompt, answered in order */
-    int n_prompts;
-    int logprobs;          /* alternatives listed per position (0..20); -1: no log-probabilities */
-    bool echo;             /* completions: the prompt (and its log-probabilities) lead the choice */
-} serve_req;
-
-static void req_free(serve_req *r) {
-    json_decref(r->root);
-    buf_free(&r->prompt);
-    free(r->tokens);
-    for (int i = 0; i < r->n_prompts; i++) free(r->prompts[i].tokens);
-    free(r->prompts);
-}
-
-/* Checks that `key`, when present and not null, has the wanted JSON type. */
-static bool type_ok(const json_t *root, const char *key, int want, http_status *st) {
-    json_t *v = json_object_get(root, key);
-    if (!v || json_is_null(v)) return true;
-    bool ok = want == 'n' ? json_is_number(v) : want == 'i' ? json_is_integer(v) : want == 'b' ? json_is_boolean(v)
-              : want == 's' ? json_is_string(v) : want == 'o' ? json_is_object(v) : true;
-    if (!ok) {
-        static const struct { int c; const char *name; } NAMES[] = {
-            {'n', "a number"}, {'i', "an integer"}, {'b', "a boolean"}, {'s', "a string"}, {'o', "an object"}};
-        const char *name = "valid";
-        for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
-            if (NAMES[i].c == want) name = NAMES[i].name;
-        http_status_set(st, 400, "invalid_request_error", "'%s' must be %s", key, name);
-    }
-    return ok;
-}
-
-static const struct { const char *key; int type; } FIELD_TYPES[] = {
-    {"model", 's'}, {"max_tokens", 'i'}, {"max_completion_tokens", 'i'}, {"temperature", 'n'}, {"top_k", 'i'},
-    {"top_p", 'n'}, {"seed", 'i'}, {"stream", 'b'}, {"stream_options", 'o'}, {"cache_prompt", 'b'},
-    {"echo", 'b'}, {"top_logprobs", 'i'},
-};
-
-/* Token ids of `a` into p; a 400 names the first bad position as where[i]. */
-static bool prompt_ids(serve_server *s, json_t *a, const char *where, serve_prompt *p, http_status *st) {
-    size_t i, n = json_array_size(a);
-    json_t *v;
-    if (n == 0) { http_status_set(st, 400, "invalid_request_error", "%s is empty", where); return false; }
-    p->tokens = malloc(n * sizeof *p->tokens);
-    if (!p->tokens) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
-    json_array_foreach(a, i, v) {
-        json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
-        if (id < 0 || id >= s->b.n_vocab) {
-            http_status_set(st, 400, "invalid_request_error", "%s[%zu] is not a token id of this model", where, i);
-            return false;
-        }
-        p->tokens[p->n_tokens++] = (int32_t)id;
-    }
-    return true;
-}
-
-/* `prompt` of /v1/completions as OpenAI takes it: a string, an array of token ids, or an
- * array whose items are either (a batch, answered as choices in order). */
-static bool req_parse_prompts(serve_server *s, serve_req *r, json_t *p, http_status *st) {
-    static const char *const shape = "'prompt' must be a string, an array of token ids, or an array of those";
-    bool batch = json_is_array(p) && json_array_size(p) > 0 && !json_is_integer(json_array_get(p, 0));
-    if (!json_is_string(p) && !json_is_array(p)) { http_status_set(st, 400, "invalid_request_error", "%s", shape); return false; }
-    size_t n = batch ? json_array_size(p) : 1;
-    r->prompts = calloc(n, sizeof *r->prompts);
-    if (!r->prompts) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
-    r->n_prompts = (int)n;
-    for (size_t i = 0; i < n; i++) {
-        json_t *item = batch ? json_array_get(p, i) : p;
-        char where[32] = "prompt";
-        if (batch) snprintf(where, sizeof where, "prompt[%zu]", i);
-        if (json_is_string(item)) {
-            if (!s->chat->raw_text) {
-                http_status_set(st, 400, "invalid_request_error",
-                           "this model's chat format (%s) does not accept raw text: use /v1/chat/completions",
-                           s->chat->name);
-                return false;
-            }
-            r->prompts[i].text = json_string_value(item);
-        } else if (json_is_array(item)) {
-            if (!prompt_ids(s, item, where, &r->prompts[i], st)) return false;
-        } else {
-            http_status_set(st, 400, "invalid_request_error", "%s", shape);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* logprobs (an integer for completions, a boolean with top_logprobs for chat) and echo. */
-static bool req_parse_logprobs(serve_req *r, http_status *st) {
-    json_t *lp = json_object_get(r->root, "logprobs"), *top = json_object_get(r->root, "top_logprobs");
-    bool has_top = top && !json_is_null(top);
-    r->logprobs = -1;
-    if (r->chat) {
-        if (lp && !json_is_null(lp) && !json_is_boolean(lp)) {
-            http_status_set(st, 400, "invalid_request_error", "'logprobs' must be a boolean");
-            return false;
-        }
-        if (has_top && !json_is_true(lp)) {
-            http_status_set(st, 400, "invalid_request_error", "'top_logprobs' needs 'logprobs': true");
-            return false;
-        }
-        if (json_is_true(lp)) r->logprobs = has_top ? (int)json_integer_value(top) : 0;
-    } else if (lp && !json_is_null(lp)) {
-        r->logprobs = json_is_integer(lp) ? (int)json_integer_value(lp) : -1;
-        if (!json_is_integer(lp) || json_integer_value(lp) < 0 || json_integer_value(lp) > LOGPROB_MAX_TOP) {
-            http_status_set(st, 400, "invalid_request_error", "'logprobs' must be an integer from 0 to 20");
-            return false;
-        }
-    }
-    if (r->chat && has_top && (r->logprobs < 0 || r->logprobs > LOGPROB_MAX_TOP)) {
-        http_status_set(st, 400, "invalid_request_error", "'top_logprobs' must be from 0 to 20");
-        return false;
-    }
-    r->echo = !r->chat && json_get_bool(r->root, "echo", false);
-    /* the echoed prompt needs every row: a reused prefix has none, so it is evaluated again */
-    if (r->echo && r->logprobs >= 0) r->cache_prompt = false;
-    return true;
-}
-
-/* Parses and validates a body; unknown fields are ignored. */
-static bool req_parse(serve_server *s, const char *body, size_t len, bool chat, serve_req *r, http_status *st) {
-    memset(r, 0, sizeof *r);
-    buf_init(&r->prompt, 1u << 22);
-    r->chat = chat;
-    json_error_t je;
-    r->root = json_loadb(body, len, 0, &je);
-    if (!r->root) { http_status_set(st, 400, "invalid_request_error", "malformed JSON: %s", je.text); return false; }
-    if (!json_is_object(r->root)) {
-        http_status_set(st, 400, "invalid_request_error", "the body must be a JSON object");
-        return false;
-    }
-    for (size_t i = 0; i < sizeof FIELD_TYPES / sizeof FIELD_TYPES[0]; i++)
-        if (!type_ok(r->root, FIELD_TYPES[i].key, FIELD_TYPES[i].type, st)) return false;
-    r->model = json_get_str(r->root, "model", NULL);
-    if (r->model && r->model[0] && strcmp(r->model, s->id) != 0) {
-        http_status_set(st, 404, "not_found_error", "model '%s' does not exist", r->model);
-        return false;
-    }
-    r->max_tokens = json_get_int(r->root, "max_tokens", json_get_int(r->root, "max_completion_tokens", chat ? -1 : 16));
-    if (r->max_tokens < -1 || (json_object_get(r->root, "max_tokens") && r->max_tokens < 0)) {
-        http_status_set(st, 400, "invalid_request_error", "'max_tokens' must be >= 0");
-        return false;
-    }
-    r->sp.temperature = (float)json_get_num(r->root, "temperature", 1.0);
-    r->sp.top_k = (int)json_get_int(r->root, "top_k", 0);
-    r->sp.top_p = (float)json_get_num(r->root, "top_p", 1.0);
-    if (r->sp.temperature < 0 || r->sp.top_p < 0 || r->sp.top_p > 1) {
-        http_status_set(st, 400, "invalid_request_error", "'temperature' must be >= 0 and 'top_p' in [0, 1]");
-        return false;
-    }
-    r->seed = (uint64_t)json_get_int(r->root, "seed", (int64_t)(clock_now_ns() & 0x7fffffff));
-    r->stream = json_get_bool(r->root, "stream", false);
-    r->include_usage = json_get_bool(json_object_get(r->root, "stream_options"), "include_usage", false);
-    r->cache_prompt = json_get_bool(r->root, "cache_prompt", true) && s->opt.prompt_cache;
-    json_t *stop = json_object_get(r->root, "stop");
-    if (json_is_string(stop)) r->stops[r->n_stops++] = json_string_value(stop);
-    else if (json_is_array(stop)) {
-        size_t i;
-        json_t *v;
-        json_array_foreach(stop, i, v) {
-            if (!json_is_string(v) || i >= SERVE_MAX_STOPS) {
-                http_status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings");
-                return false;
-            }
-            r->stops[r->n_stops++] = json_string_value(v);
-        }
-    } else if (stop && !json_is_null(stop)) {
-        http_status_set(st, 400, "invalid_request_error", "'stop' must be a string or up to 4 strings");
-        return false;
-    }
-    if (!req_parse_logprobs(r, st)) return false;
-    char err[200] = "";
-    if (chat) {
-        if (chat_render(s->chat, json_object_get(r->root, "messages"), &r->prompt, err, sizeof err)) {
-            http_status_set(st, 400, "invalid_request_error", "%s", err);
-            return false;
-        }
-        return true;
-    }
-    return req_parse_prompts(s, r, json_object_get(r->root, "prompt"), st);
-}
-
 /* ---- generation ---- */
 
 typedef struct serve_gen {
@@ -304,28 +89,8 @@ typedef struct serve_gen {
     serve_req r;
     char id[40];
     int64_t created;
-    sampler smp;
-    sampler draft_smp; /* the drafter's own draws (sampled requests with a drafter model) */
-    serve_text text;
-    sha256_ctx hash;
-    int n_prompt, prompt_n, n_past, predicted_n, verify_rounds, draft_n, draft_n_accepted;
-    /* Tokens decided but not yet emitted, pend[i_pend..n_pend), each with the target's raw
-     * logits row it was chosen from (in s->logits, valid until the next round). */
-    int32_t pend[DRAFT_MAX + 1];
-    const float *pend_row[DRAFT_MAX + 1];
-    int n_pend, i_pend;
-    /* The last token decided: emitted but not in the KV cache yet; the next round starts
-     * with it. None right after prefill (the first token comes from the prefill's row). */
-    int32_t last;
-    bool has_last;
-    /* The token gen_step took last (emitted, or the end-of-generation id) and the target's
-     * full raw logits row it was chosen from (n_vocab floats; valid until the next gen_step):
-     * what the log-probabilities of that token are computed from. */
-    int32_t tok;
-    const float *tok_row;
-    int64_t t_prefill_ns, t_decode_ns;
-    const char *finish;
-    bool done, started, sent_final, ended, holds_lock;
+    gen_session gs;          /* the generation of the current prompt (engine/generate.h) */
+    bool started, sent_final, ended, holds_lock;
     buf out; /* SSE bytes not yet handed to the socket */
     buf acc; /* non-streaming: all text */
     int choice;              /* the prompt being answered (completions batches have several) */
@@ -339,13 +104,10 @@ typedef struct serve_gen {
 static void gen_free(serve_gen *g) {
     if (!g) return;
     if (g->holds_lock) decoder_release(g->s);
-    sampler_free(&g->smp);
-    sampler_free(&g->draft_smp);
-    serve_text_free(&g->text);
-    sha256_abort(&g->hash);
+    gen_session_free(&g->gs);
     buf_free(&g->out);
     buf_free(&g->acc);
-    req_free(&g->r);
+    serve_req_free(&g->r);
     json_decref(g->choices);
     free(g->lp);
     free(g);
@@ -355,7 +117,7 @@ static void gen_free(serve_gen *g) {
 
 /* Room for one more entry; the positions of a choice never exceed the context. */
 static pacer_err gen_lp_next(serve_gen *g, logprob_entry **e) {
-    const engine_backend *b = &g->s->b;
+    const engine_backend *b = &g->s->gm.b;
     if (!g->lp && !(g->lp = malloc(((size_t)b->n_ctx + 1) * sizeof *g->lp))) return PACER_ERR_NOMEM;
     if (g->n_lp > b->n_ctx) return PACER_ERR_STATE;
     *e = &g->lp[g->n_lp++];
@@ -368,35 +130,16 @@ static pacer_err gen_logprob_token(serve_gen *g, int32_t tok, const float *row) 
     if (g->r.logprobs < 0) return PACER_OK;
     logprob_entry *e;
     pacer_err rc = gen_lp_next(g, &e);
-    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->b.n_vocab, tok, g->r.logprobs);
+    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->gm.b.n_vocab, tok, g->r.logprobs);
     return rc;
 }
 
-/* Prefill of an echoed prompt with log-probabilities: all its tokens (such a request
- * bypasses prefix reuse) in chunks of SERVE_ECHO_ROWS, the engine's own chunking, so every
- * row is what a plain prefill computes; row i scores token i + 1, the last row goes to
- * s->logits. Position 0 has no row. */
-static pacer_err gen_eval_echo(serve_gen *g) {
-    serve_server *s = g->s;
-    const engine_backend *b = &s->b;
-    const int32_t *tok = g->r.tokens;
-    int n = g->r.n_tokens;
+/* An echoed prompt's row i (gen_row_fn): the log-probability entry of token i + 1. */
+static pacer_err gen_echo_row(void *ctx, int i, const float *row) {
+    serve_gen *g = ctx;
     logprob_entry *e;
-    pacer_err rc = PACER_OK;
-    if (!s->rows && !(s->rows = malloc((size_t)SERVE_ECHO_ROWS * (size_t)b->n_vocab * sizeof(float))))
-        return PACER_ERR_NOMEM;
-    if ((rc = gen_lp_next(g, &e))) return rc;
-    logprob_entry_none(e, tok[0]);
-    for (int at = 0; at < n; at += SERVE_ECHO_ROWS) {
-        int nb = n - at < SERVE_ECHO_ROWS ? n - at : SERVE_ECHO_ROWS;
-        if ((rc = b->eval(b->ctx, tok + at, nb, at, s->rows, true))) return rc;
-        for (int i = 0; i < nb; i++) {
-            const float *row = s->rows + (size_t)i * (size_t)b->n_vocab;
-            if (at + i + 1 == n) { memcpy(s->logits, row, (size_t)b->n_vocab * sizeof(float)); break; }
-            if ((rc = gen_lp_next(g, &e))) return rc;
-            logprob_entry_fill(e, row, b->n_vocab, tok[at + i + 1], g->r.logprobs);
-        }
-    }
+    pacer_err rc = gen_lp_next(g, &e);
+    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->gm.b.n_vocab, g->r.tokens[i + 1], g->r.logprobs);
     return rc;
 }
 
@@ -428,7 +171,7 @@ static int gen_n_choices(const serve_gen *g) { return g->r.n_prompts > 0 ? g->r.
 /* Tokenizes every text prompt of a completions request and checks every prompt's length
  * before anything is generated, so that a bad prompt of a batch is a 400, not a broken stream. */
 static bool gen_tokenize_prompts(serve_gen *g, http_status *st) {
-    const engine_backend *b = &g->s->b;
+    const engine_backend *b = &g->s->gm.b;
     for (int i = 0; i < g->r.n_prompts; i++) {
         serve_prompt *p = &g->r.prompts[i];
         char where[32] = "the prompt";
@@ -460,17 +203,17 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
     if (!g->r.echo) return PACER_OK;
     const serve_prompt *p = &g->r.prompts[g->choice];
     if (p->text) return buf_append_str(out, p->text);
-    const engine_backend *b = &g->s->b;
-    serve_text t;
-    serve_text_init(&t, NULL, 0);
+    const engine_backend *b = &g->s->gm.b;
+    gen_text t;
+    gen_text_init(&t, NULL, 0);
     pacer_err rc = PACER_OK;
     for (int i = 0; i < p->n_tokens && !rc; i++) {
         size_t len = 0;
         const char *piece = b->piece(b->ctx, p->tokens[i], &len);
-        rc = serve_text_push(&t, piece, len, out);
+        rc = gen_text_push(&t, piece, len, out);
     }
-    if (!rc) rc = serve_text_flush(&t, out);
-    serve_text_free(&t);
+    if (!rc) rc = gen_text_flush(&t, out);
+    gen_text_free(&t);
     return rc;
 }
 
@@ -490,27 +233,23 @@ static bool gen_begin(serve_gen *g, http_status *st) {
 
 /* The current choice is complete: keeps its counts and starts the next prompt of the batch. */
 static bool gen_next_prompt(serve_gen *g, http_status *st) {
-    g->finished.n_prompt += g->n_prompt;
-    g->finished.prompt_n += g->prompt_n;
-    g->finished.predicted_n += g->predicted_n;
-    g->finished.t_prefill_ns += g->t_prefill_ns;
-    g->predicted_n = 0;
+    g->finished.n_prompt += g->gs.n_prompt;
+    g->finished.prompt_n += g->gs.prompt_n;
+    g->finished.predicted_n += g->gs.predicted_n;
+    g->finished.t_prefill_ns += g->gs.t_prefill_ns;
     g->choice++;
-    g->done = false;
-    g->finish = NULL;
     g->n_lp = g->lp_sent = 0;
     g->lp_offset = 0;
-    serve_text_free(&g->text);
     buf_reset(&g->acc);
     return gen_start_choice(g, g->choice, st);
 }
 
 /* Before usage and timings are reported: the counts of the batch's earlier prompts. */
 static void gen_fold_finished(serve_gen *g) {
-    g->n_prompt += g->finished.n_prompt;
-    g->prompt_n += g->finished.prompt_n;
-    g->predicted_n += g->finished.predicted_n;
-    g->t_prefill_ns += g->finished.t_prefill_ns;
+    g->gs.n_prompt += g->finished.n_prompt;
+    g->gs.prompt_n += g->finished.prompt_n;
+    g->gs.predicted_n += g->finished.predicted_n;
+    g->gs.t_prefill_ns += g->finished.t_prefill_ns;
     memset(&g->finished, 0, sizeof g->finished);
 }
 
@@ -521,15 +260,16 @@ static json_t *gen_logprobs_json(serve_gen *g, bool body) {
     const logprob_entry *e = g->lp ? g->lp + g->lp_sent : NULL;
     int n = g->n_lp - g->lp_sent;
     g->lp_sent = g->n_lp;
-    json_t *v = g->r.chat ? serve_logprobs_chat(&g->s->b, e, n)
-                          : serve_logprobs_completion(&g->s->b, e, n, &g->lp_offset);
+    json_t *v = g->r.chat ? serve_logprobs_chat(&g->s->gm.b, e, n)
+                          : serve_logprobs_completion(&g->s->gm.b, e, n, &g->lp_offset);
     return v ? v : json_null();
 }
 
-/* Tokenizes, checks the context, reuses the cached prefix and evaluates the rest. */
+/* Tokenizes (chat), checks the context and starts the session: the cached prefix reused, or
+ * for an echoed prompt with log-probabilities every row scored (position 0 has none). */
 static bool gen_prefill(serve_gen *g, http_status *st) {
     serve_server *s = g->s;
-    const engine_backend *b = &s->b;
+    const engine_backend *b = &s->gm.b;
     int n = g->r.n_tokens;
     if (!g->r.has_tokens) {
         free(g->r.tokens);
@@ -537,153 +277,54 @@ static bool gen_prefill(serve_gen *g, http_status *st) {
         if (prompt_encode(b, g->r.prompt.data ? g->r.prompt.data : "", g->r.chat, &g->r.tokens, &n)) goto fail;
         g->r.n_tokens = n;
     }
-    g->n_prompt = n;
     if (!prompt_fits(b, n, "the prompt", st)) return false;
-    int common = 0;
-    if (g->r.cache_prompt)
-        while (common < n && common < s->n_cache && s->cache[common] == g->r.tokens[common]) common++;
-    if (common == n) common = n - 1; /* the last token is evaluated again for its logits */
-    int64_t t0 = clock_now_ns();
-    s->n_cache = 0;
-    if (g->r.echo && g->r.logprobs >= 0 ? gen_eval_echo(g)
-                                         : b->eval(b->ctx, g->r.tokens + common, n - common, common, s->logits, false))
-        goto fail;
-    memcpy(s->cache, g->r.tokens, (size_t)n * sizeof(int32_t));
-    s->n_cache = n;
-    /* the drafter reads the prompt now, so its catching up is prefill time, not decode */
-    if (s->mode == DRAFT_MODE_MODEL && draft_model_sync(&s->dm, g->r.tokens, n)) goto fail;
-    g->t_prefill_ns = clock_now_ns() - t0;
-    g->n_past = n;
-    g->prompt_n = n - common;
-    g->n_pend = g->i_pend = 0;
-    g->has_last = false;
-    sampler_free(&g->smp); /* a batch's next prompt starts both again */
-    sampler_init(&g->smp, &g->r.sp, g->r.seed);
-    sampler_free(&g->draft_smp);
-    sampler_init(&g->draft_smp, &g->r.sp, g->r.seed ^ 0xD1B54A32D192ED03ull);
-    serve_text_init(&g->text, g->r.stops, g->r.n_stops);
-    if (g->choice == 0 && sha256_begin(&g->hash)) goto fail; /* one hash over a whole batch */
-    if (g->r.max_tokens == 0) { g->done = true; g->finish = "length"; }
+    bool rows = g->r.echo && g->r.logprobs >= 0;
+    logprob_entry *e;
+    if (rows) {
+        if (gen_lp_next(g, &e)) goto fail;
+        logprob_entry_none(e, g->r.tokens[0]);
+    }
+    gen_params p = {.sp = g->r.sp, .seed = g->r.seed, .max_tokens = g->r.max_tokens, .stops = g->r.stops,
+                    .n_stops = g->r.n_stops, .reuse_prefix = g->r.cache_prompt};
+    /* one hash over a whole batch */
+    if (gen_session_start(&g->gs, &s->gm, &p, g->r.tokens, n, rows ? gen_echo_row : NULL, g, g->choice > 0)) goto fail;
     return true;
 fail:
     http_status_set(st, 500, "server_error", "the engine failed");
     return false;
 }
 
-/* Decides the next tokens into g->pend: the first from the prefill's row; later ones by one
- * verify round, where the last token and the round's drafts go through the target in one
- * pass, and the accepted drafts plus the target's own next token are queued. Serial
- * decoding is the round with no drafts. */
-static pacer_err gen_decide(serve_gen *g) {
-    serve_server *s = g->s;
-    const engine_backend *b = &s->b;
-    const size_t V = (size_t)b->n_vocab;
-    pacer_err rc = PACER_OK;
-    g->n_pend = g->i_pend = 0;
-    if (!g->has_last) {
-        int32_t tok = sampler_sample(&g->smp, s->logits, b->n_vocab);
-        if (tok < 0) return PACER_ERR_NOMEM;
-        g->pend[0] = tok;
-        g->pend_row[0] = s->logits;
-        g->n_pend = 1;
-        return PACER_OK;
-    }
-    /* s->cache[0..n_past) is in the KV cache; the last token completes the history */
-    s->cache[g->n_past] = g->last;
-    /* drafts that could not be emitted (context or max_tokens) are not proposed */
-    int budget = s->mode == DRAFT_MODE_SERIAL ? 0 : s->opt.draft_max;
-    if (budget > b->n_ctx - 2 - g->n_past) budget = b->n_ctx - 2 - g->n_past;
-    if (g->r.max_tokens >= 0 && budget > g->r.max_tokens - g->predicted_n - 1)
-        budget = (int)(g->r.max_tokens - g->predicted_n - 1);
-    int k = 0;
-    const float *q = NULL;
-    if (budget > 0 && s->mode == DRAFT_MODE_LOOKUP) k = draft_lookup(s->cache, g->n_past + 1, budget, s->batch + 1);
-    else if (budget > 0 && s->mode == DRAFT_MODE_MODEL &&
-             (rc = draft_model_propose(&s->dm, &g->draft_smp, s->cache, g->n_past + 1, budget, s->batch + 1, &k, &q)))
-        return rc;
-    s->batch[0] = g->last;
-    s->n_cache = 0;
-    if ((rc = b->eval(b->ctx, s->batch, k + 1, g->n_past, s->logits, k > 0))) return rc;
-    g->verify_rounds++;
-    int32_t next;
-    int accepted = draft_verify(&g->smp, s->logits, b->n_vocab, s->batch + 1, k, q, s->p_work, &next);
-    if (accepted < 0) return PACER_ERR_NOMEM;
-    g->draft_n += k;
-    g->draft_n_accepted += accepted;
-    /* the cache keeps the last token and the accepted drafts; the next eval, at the new
-     * n_past, drops the rejected ones */
-    memcpy(s->cache + g->n_past, s->batch, (size_t)(accepted + 1) * sizeof(int32_t));
-    g->n_past += accepted + 1;
-    s->n_cache = g->n_past;
-    for (int i = 0; i < accepted; i++) {
-        g->pend[i] = s->batch[1 + i];
-        g->pend_row[i] = s->logits + (size_t)i * V;
-    }
-    g->pend[accepted] = next;
-    g->pend_row[accepted] = s->logits + (size_t)accepted * V;
-    g->n_pend = accepted + 1;
-    return PACER_OK;
-}
-
-/* Emits one token (deciding more first when none is pending) and appends its emittable
- * text to `text`. */
+/* Takes one token into `text`, and its log-probabilities when asked for. */
 static pacer_err gen_step(serve_gen *g, buf *text) {
-    serve_server *s = g->s;
-    const engine_backend *b = &s->b;
-    int64_t t0 = clock_now_ns();
-    pacer_err rc = PACER_OK;
-    if (g->i_pend == g->n_pend && (rc = gen_decide(g))) goto out;
-    int32_t tok = g->pend[g->i_pend];
-    g->tok = tok;
-    g->tok_row = g->pend_row[g->i_pend++];
-    g->last = tok;
-    g->has_last = true;
-    if (b->is_eog(b->ctx, tok)) { g->done = true; g->finish = "stop"; goto out; }
-    uint8_t le[4] = {(uint8_t)tok, (uint8_t)(tok >> 8), (uint8_t)(tok >> 16), (uint8_t)(tok >> 24)};
-    sha256_update(&g->hash, le, 4);
-    g->predicted_n++;
-    if ((rc = gen_logprob_token(g, tok, g->tok_row))) goto out;
-    size_t plen = 0;
-    const char *piece = b->piece(b->ctx, tok, &plen);
-    if ((rc = serve_text_push(&g->text, piece, plen, text))) goto out;
-    if (g->text.stopped) { g->done = true; g->finish = "stop"; goto out; }
-    /* the token sits at position n_prompt + predicted_n - 1: the next needs one more */
-    if ((g->r.max_tokens >= 0 && g->predicted_n >= g->r.max_tokens) || g->n_prompt + g->predicted_n >= b->n_ctx) {
-        g->done = true; g->finish = "length"; goto out;
-    }
-out:
-    if (g->done && rc == PACER_OK) rc = serve_text_flush(&g->text, text);
-    g->t_decode_ns += clock_now_ns() - t0;
+    pacer_err rc = gen_session_step(&g->gs, text);
+    if (rc == PACER_OK && g->gs.emitted) rc = gen_logprob_token(g, g->gs.tok, g->gs.tok_row);
     return rc;
 }
 
 static json_t *gen_timings(const serve_gen *g) {
-    double pms = (double)g->t_prefill_ns / 1e6, dms = (double)g->t_decode_ns / 1e6;
-    return json_pack("{s:i,s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:i}", "prompt_n", g->prompt_n, "prompt_ms", pms,
-                     "prompt_per_second", pms > 0 ? g->prompt_n * 1e3 / pms : 0.0, "predicted_n", g->predicted_n,
-                     "predicted_ms", dms, "predicted_per_second", dms > 0 ? g->predicted_n * 1e3 / dms : 0.0,
-                     "draft_n", g->draft_n, "draft_n_accepted", g->draft_n_accepted, "verify_rounds", g->verify_rounds);
+    const gen_session *gs = &g->gs;
+    double pms = (double)gs->t_prefill_ns / 1e6, dms = (double)gs->t_decode_ns / 1e6;
+    return json_pack("{s:i,s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:i}", "prompt_n", gs->prompt_n, "prompt_ms", pms,
+                     "prompt_per_second", pms > 0 ? gs->prompt_n * 1e3 / pms : 0.0, "predicted_n", gs->predicted_n,
+                     "predicted_ms", dms, "predicted_per_second", dms > 0 ? gs->predicted_n * 1e3 / dms : 0.0,
+                     "draft_n", gs->draft_n, "draft_n_accepted", gs->draft_n_accepted, "verify_rounds",
+                     gs->verify_rounds);
 }
 
 static json_t *gen_usage(const serve_gen *g) {
-    return json_pack("{s:i,s:i,s:i}", "prompt_tokens", g->n_prompt, "completion_tokens", g->predicted_n,
-                     "total_tokens", g->n_prompt + g->predicted_n);
-}
-
-static void gen_hash_hex(serve_gen *g, char hex[65]) {
-    uint8_t d[32];
-    if (sha256_end(&g->hash, d) == PACER_OK) sha256_to_hex(d, hex);
-    else hex[0] = 0;
+    return json_pack("{s:i,s:i,s:i}", "prompt_tokens", g->gs.n_prompt, "completion_tokens", g->gs.predicted_n,
+                     "total_tokens", g->gs.n_prompt + g->gs.predicted_n);
 }
 
 static void gen_account(serve_gen *g) {
     serve_server *s = g->s;
+    const gen_session *gs = &g->gs;
     pthread_mutex_lock(&s->mu);
-    s->m.prompt_tokens += (uint64_t)g->n_prompt;
-    s->m.cached_tokens += (uint64_t)(g->n_prompt - g->prompt_n);
-    s->m.generated_tokens += (uint64_t)g->predicted_n;
-    s->m.prefill_s += (double)g->t_prefill_ns / 1e9;
-    s->m.decode_s += (double)g->t_decode_ns / 1e9;
+    s->m.prompt_tokens += (uint64_t)gs->n_prompt;
+    s->m.cached_tokens += (uint64_t)(gs->n_prompt - gs->prompt_n);
+    s->m.generated_tokens += (uint64_t)gs->predicted_n;
+    s->m.prefill_s += (double)gs->t_prefill_ns / 1e9;
+    s->m.decode_s += (double)gs->t_decode_ns / 1e9;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -749,7 +390,7 @@ static pacer_err gen_stream_more(serve_gen *g) {
         }
         if (g->r.echo) return gen_stream_echo(g);
     }
-    if (!g->done) {
+    if (!g->gs.done) {
         buf text;
         buf_init(&text, 1u << 20);
         rc = gen_step(g, &text);
@@ -759,12 +400,12 @@ static pacer_err gen_stream_more(serve_gen *g) {
             rc = sse_append(&g->out, v);
         }
         buf_free(&text);
-        if (rc || !g->done) return rc;
+        if (rc || !g->gs.done) return rc;
     }
     if (g->choice + 1 < gen_n_choices(g)) {
         /* a batch: this choice ends with its finish_reason, the next prompt starts */
         json_t *v = gen_envelope(g, false);
-        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->finish, false));
+        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->gs.finish, false));
         if ((rc = sse_append(&g->out, v))) return rc;
         http_status st;
         if (!gen_next_prompt(g, &st)) return PACER_ERR_STATE;
@@ -775,9 +416,9 @@ static pacer_err gen_stream_more(serve_gen *g) {
         gen_fold_finished(g);
         gen_account(g);
         char hex[65];
-        gen_hash_hex(g, hex);
+        gen_session_hash_hex(&g->gs, hex);
         json_t *v = gen_envelope(g, false);
-        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->finish, false));
+        json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->gs.finish, false));
         json_object_set_new(v, "timings", gen_timings(g));
         json_object_set_new(v, "token_hash", json_string(hex));
         if ((rc = sse_append(&g->out, v))) return rc;
@@ -822,7 +463,8 @@ static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
     g->created = (int64_t)time(NULL);
     size_t len;
     const char *body = http_req_body(req, &len);
-    if (!req_parse(s, body, len, chat, &g->r, &st)) goto error;
+    serve_req_model rm = {.id = s->id, .chat = s->chat, .n_vocab = s->gm.b.n_vocab, .prompt_cache = s->opt.prompt_cache};
+    if (!serve_req_parse(&rm, body, len, chat, &g->r, &st)) goto error;
     if (!decoder_acquire(s)) {
         http_status_set(&st, 503, "unavailable_error", "the server is busy: retry later");
         goto error;
@@ -835,16 +477,16 @@ static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
     }
     if (!(g->choices = json_array())) { http_status_set(&st, 500, "server_error", "out of memory"); goto error; }
     for (;;) {
-        while (!g->done)
+        while (!g->gs.done)
             if (gen_step(g, &g->acc)) { http_status_set(&st, 500, "server_error", "the engine failed"); goto error; }
-        json_array_append_new(g->choices, gen_choice(g, g->acc.data, g->acc.len, false, g->finish, true));
+        json_array_append_new(g->choices, gen_choice(g, g->acc.data, g->acc.len, false, g->gs.finish, true));
         if (g->choice + 1 >= gen_n_choices(g)) break;
         if (!gen_next_prompt(g, &st)) goto error;
     }
     gen_fold_finished(g);
     gen_account(g);
     char hex[65];
-    gen_hash_hex(g, hex);
+    gen_session_hash_hex(&g->gs, hex);
     json_t *v = gen_envelope(g, true);
     json_object_set(v, "choices", g->choices);
     json_object_set_new(v, "usage", gen_usage(g));
@@ -861,8 +503,8 @@ error:
 
 static json_t *model_object(serve_server *s) {
     return json_pack("{s:s,s:s,s:I,s:s,s:s,s:b,s:i,s:s}", "id", s->id, "object", "model", "created", (json_int_t)0,
-                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->b.n_ctx,
-                     "drafting", draft_mode_name(s->mode));
+                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->gm.b.n_ctx,
+                     "drafting", draft_mode_name(s->gm.mode));
 }
 
 /* The rest of the routes: each a http_handler; ctx is the serve_server. The routes that need
@@ -903,8 +545,8 @@ static pacer_err route_manifest(void *ctx, http_req *req) {
                           s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
     if (!v) return PACER_ERR_NOMEM;
     if (s->revision[0]) json_object_set_new(v, "revision", json_string(s->revision));
-    json_object_set_new(v, "drafting", json_string(draft_mode_name(s->mode)));
-    if (s->mode == DRAFT_MODE_MODEL)
+    json_object_set_new(v, "drafting", json_string(draft_mode_name(s->gm.mode)));
+    if (s->gm.mode == DRAFT_MODE_MODEL)
         json_object_set_new(v, "drafter", json_pack("{s:s,s:s}", "file", s->drafter_file, "sha256", s->drafter_sha256));
     json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
     if (json_is_object(hw)) json_object_set_new(v, "hardware", hw);
@@ -1014,26 +656,17 @@ pacer_err serve_set_model(serve_server *s, const engine_backend *b, const serve_
     const char *slash = info->path ? strrchr(info->path, '/') : NULL;
     if (info->drafter && info->drafter->n_vocab != b->n_vocab) return PACER_ERR_ARG;
     pthread_mutex_lock(&s->mu);
-    s->b = *b;
     s->id = dup_or_empty(info->id);
     s->file = dup_or_empty(slash ? slash + 1 : info->path);
     s->sha256 = dup_or_empty(info->sha256);
     s->revision = dup_or_empty(info->revision);
     s->hardware = info->hardware_json ? strdup(info->hardware_json) : NULL;
     s->chat = info->chat ? info->chat : chat_format_by_name("plain");
-    s->cache = malloc((size_t)(b->n_ctx + 1) * sizeof(int32_t));
-    s->mode = s->opt.serial ? DRAFT_MODE_SERIAL : info->drafter ? DRAFT_MODE_MODEL : DRAFT_MODE_LOOKUP;
-    /* every buffer a round needs is allocated here, none in the decode loop */
-    size_t rows = s->mode == DRAFT_MODE_SERIAL ? 1 : (size_t)s->opt.draft_max + 1;
-    s->logits = malloc(rows * (size_t)b->n_vocab * sizeof(float));
-    s->batch = malloc((DRAFT_MAX + 1) * sizeof(int32_t));
-    s->p_work = malloc((size_t)b->n_vocab * sizeof(float));
     const char *dslash = info->drafter_path ? strrchr(info->drafter_path, '/') : NULL;
     s->drafter_file = dup_or_empty(dslash ? dslash + 1 : info->drafter_path);
     s->drafter_sha256 = dup_or_empty(info->drafter_sha256);
-    bool ok = s->id && s->file && s->sha256 && s->revision && s->cache && s->logits && s->batch && s->p_work &&
-              s->drafter_file && s->drafter_sha256 &&
-              (s->mode != DRAFT_MODE_MODEL || draft_model_init(&s->dm, info->drafter) == PACER_OK);
+    bool ok = s->id && s->file && s->sha256 && s->revision && s->drafter_file && s->drafter_sha256 &&
+              gen_model_init(&s->gm, b, info->drafter, s->opt.serial, s->opt.draft_max) == PACER_OK;
     s->ready = ok;
     pthread_mutex_unlock(&s->mu);
     return ok ? PACER_OK : PACER_ERR_NOMEM;
@@ -1045,8 +678,7 @@ void serve_stop(serve_server *s) {
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);
-    free(s->cache); free(s->logits); free(s->rows);
-    free(s->batch); free(s->p_work); free(s->drafter_file); free(s->drafter_sha256);
-    draft_model_free(&s->dm);
+    free(s->drafter_file); free(s->drafter_sha256);
+    gen_model_free(&s->gm);
     free(s);
 }

@@ -1,7 +1,7 @@
 /* serve.h - the OpenAI-compatible HTTP server behind `pacer serve` (libmicrohttpd):
  * /health, /v1/models, /v1/completions, /v1/chat/completions (streaming or not),
  * /v1/benchmark/manifest, /metrics. The model is reached through engine_backend so the
- * HTTP layer can be tested with a scripted model; serve_engine.c binds the real engine. */
+ * HTTP layer can be tested with a scripted model; engine/backend.c binds the real engine. */
 #ifndef PACER_SERVER_SERVE_H
 #define PACER_SERVER_SERVE_H
 

@@ -7,14 +7,14 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "engine/serve_text.h"
+#include "engine/gen_text.h"
 
 /* The token's display string into `out` (reset first). */
 static pacer_err token_string(const engine_backend *b, int32_t tok, buf *out) {
     size_t len = 0;
     const char *p = b->piece(b->ctx, tok, &len);
     buf_reset(out);
-    pacer_err rc = serve_utf8_sanitize_append(p, len, out);
+    pacer_err rc = gen_utf8_sanitize_append(p, len, out);
     if (rc || (out->len == len && memcmp(out->data ? out->data : "", p, len) == 0)) return rc;
     buf_reset(out);
     if ((rc = buf_append_str(out, "bytes:"))) return rc;

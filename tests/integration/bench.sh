@@ -2,6 +2,7 @@
 # bench.sh - 'pacer bench' end to end against the scripted fault server: a full community-v2
 # run, an injected fault, pinned suite digests, inspect refusing tampered receipts.
 . tests/lib.sh
+export HOME="$TMP/home" # run directories (server logs) stay inside the test
 F=tests/data/fault
 V1=7f899b8ece92e46e3912a89f256aa5e7933dc82f45a0982cfc309fe4591f9c29
 V2=34a6896eb576cd8e70a10676bc0a0f3b716a03740c23ae1bfc26868210bc79c0

@@ -3,6 +3,7 @@
 # attested facts, rank count, backend declarations), a failed warm-up, and the live
 # progress line on a terminal.
 . tests/lib.sh
+export HOME="$TMP/home" # run directories (server logs) stay inside the test
 F=tests/data/fault
 
 start_server() { # NAME SCRIPT...

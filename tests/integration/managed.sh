@@ -118,7 +118,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 status = {(c["workload"], c["setting"]): c["status"] for c in r["cells"]}
 assert all(v == ("complete" if s == "greedy" else "incomplete") for (w, s), v in status.items()), status
-assert all("greedily only" in c["reasons"][0] for c in r["cells"] if c["setting"] == "sampled")
+# the server's words stay with the attempt, as a sanitized excerpt; the cell's reasons are pacer's
+assert all("greedily only" in c["attempts"][0]["server_message"] and c["reasons"][0].endswith("HTTP 400")
+           for c in r["cells"] if c["setting"] == "sampled"), [c["reasons"] for c in r["cells"]]
 PY
 if [ $rc -eq 2 ] && [ $st -eq 0 ] && grep -q "incomplete code/sampled: .*decodes greedily only" "$TMP/out"; then
   pass "greedy-only engine: its reason printed, sampled cells incomplete (exit 2)"; else fail "greedy-only engine" "rc=$rc st=$st"; cat "$TMP/out"; fi
@@ -335,7 +337,7 @@ signal_case() { # NAME SIGNAL MODE WAIT_FOR EXPECT_RC RECEIPT(yes|no) [second si
   rm -f "$FAKE_ENGINE_PIDFILE" "$FAKE_ENGINE_PIDFILE.child" "$TMP/sig.json"
   FAKE_ENGINE_MODE=$3 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --reps 2 --tokens 200 --output "$TMP/sig.json" >"$TMP/sig.out" 2>&1 &
   bp=$!
-  if [ "$4" = ready ]; then i=0; while ! grep -q "ready" "$TMP/sig.out" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.5
+  if [ "$4" = ready ]; then i=0; while ! grep -q "ready" "$TMP/sig.out" 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.5
   else wait_file "$FAKE_ENGINE_PIDFILE" 10; sleep 0.3; fi
   kill -"$2" $bp
   [ -n "${7:-}" ] && { sleep 1; kill -"$7" $bp; }

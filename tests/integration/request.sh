@@ -1,5 +1,5 @@
 # request.sh - 'pacer request' against the scripted fault server: every script in
-# tests/data/fault ends in the status and reason its "# expect:" line names; the normal
+# tests/data/fault ends in the status and reason ("REASON: SERVER MESSAGE") its "# expect:" line names; the normal
 # stream's timing matches the script's own; an oversized event is an error, not growth.
 . tests/lib.sh
 FAULT=tests/data/fault
@@ -30,6 +30,8 @@ for f in "$FAULT"/*.script; do
   rc=$?
   status=$(json_field "$TMP/$name.json" status 2>/dev/null)
   reason=$(json_field "$TMP/$name.json" reason 2>/dev/null)
+  msg=$(json_field "$TMP/$name.json" server_message 2>/dev/null) # the server's words, sanitized
+  [ -n "$msg" ] && [ "$msg" != null ] && reason="$reason: $msg"
   case "$want_status" in ok) want_rc=0;; incomplete) want_rc=2;; failed) want_rc=3;; *) want_rc=x;; esac
   if [ "$status" != "$want_status" ] || [ "$rc" != "$want_rc" ]; then
     fail "$name" "status $status (exit $rc), want $want_status: $reason"

@@ -136,3 +136,91 @@ Test(attempt, server_rates_from_the_named_fields) {
     run_with_fields("x_stats.missing", "nowhere", &s);
     cr_assert(!s.has_server_predicted_per_second && !s.has_server_prompt_ms);
 }
+
+/* A one-shot loopback server that sends one fixed reply. */
+typedef struct canned {
+    int ls;
+    const char *reply;
+} canned;
+
+static void *reply_once(void *arg) {
+    canned *c = arg;
+    int fd = accept(c->ls, NULL, NULL);
+    if (fd < 0) return NULL;
+    char req[8192];
+    ssize_t n = recv(fd, req, sizeof req, 0);
+    n = send(fd, c->reply, strlen(c->reply), MSG_NOSIGNAL);
+    (void)n;
+    close(fd);
+    return NULL;
+}
+
+typedef struct logged {
+    char what[4][64];
+    char text[4][512];
+    int n;
+} logged;
+
+static void log_text(void *ctx, const char *what, const char *text, size_t n) {
+    logged *l = ctx;
+    if (l->n == 4) return;
+    snprintf(l->what[l->n], sizeof l->what[0], "%s", what);
+    snprintf(l->text[l->n++], sizeof l->text[0], "%.*s", (int)n, text);
+}
+
+static void run_reply(const char *reply, const char *prompt, attempt_sample *s, logged *l) {
+    int port;
+    canned c = {.ls = listen_loopback(&port), .reply = reply};
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    pthread_t t;
+    pthread_create(&t, NULL, reply_once, &c);
+    memset(l, 0, sizeof *l);
+    attempt_request r = {.server_url = url, .prompt = prompt, .max_tokens = 3, .total_timeout_ms = 10000,
+                         .on_server_text = log_text, .server_text_ctx = l};
+    cr_assert_eq(attempt_run(&r, s), PACER_OK);
+    pthread_join(t, NULL);
+    close(c.ls);
+}
+
+#define CANARIES "/home/canary-user/m.gguf on gpu-canary-7.example.net 10.20.30.40 fd00:1234::77 ops@example.org " \
+                 "Bearer sk-canaryAbC123dEf456gHi789 "
+
+/* What a server says reaches the sample as pacer's category plus a sanitized excerpt (the
+ * prompt's runs too, with no context given: the request's own prompt); the full text goes to
+ * the callback only. */
+Test(attempt, server_text_is_sanitized_and_logged) {
+    const char *prompt = "def canary_prompt_function(x):\n    return x";
+    attempt_sample s;
+    logged l;
+    run_reply("HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+              "{\"error\":{\"message\":\"failed: " CANARIES "prompt 'def canary_prompt_function(x):\\n    re'\"}}",
+              prompt, &s, &l);
+    cr_assert_eq(s.status, ATTEMPT_FAILED);
+    cr_assert_str_eq(s.reason, "HTTP 500");
+    cr_assert(strncmp(s.server_message, "failed: <path> on <host> <address> <address> <email> Bearer <secret>", 68) == 0,
+              "%s", s.server_message);
+    cr_assert(strstr(s.server_message, "prompt '<prompt>") && !strstr(s.server_message, "canary"), "%s", s.server_message);
+    cr_assert(l.n == 1 && strcmp(l.what[0], "HTTP error body") == 0 && strstr(l.text[0], "def canary_prompt_function"));
+
+    run_reply("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+              "data: {\"choices\":[{\"index\":0,\"text\":\"a\",\"finish_reason\":null}]}\n\n"
+              "data: {\"choices\":[{\"index\":0,\"text\":\"b\",\"finish_reason\":\"eos at /srv/x\"}],"
+              "\"token_hash\":\"hash of /home/canary-user\"}\n\n"
+              "data: {\"error\":{\"message\":\"worker ops@example.org died\"}}\n\n",
+              prompt, &s, &l);
+    cr_assert_str_eq(s.reason, "server error in stream");
+    cr_assert_str_eq(s.server_message, "worker <email> died");
+    cr_assert_str_eq(s.finish_reason, "other");
+    cr_assert_str_eq(s.token_hash, "");
+    cr_assert_eq(l.n, 3);
+    cr_assert(strstr(l.text[0], "eos at /srv/x") && strstr(l.text[1], "/home/canary-user") &&
+              strstr(l.text[2], "ops@example.org"));
+
+    run_reply("HTTP/1.1 200 OK\r\nContent-Type: text/html; host=gpu.example.net\r\nConnection: close\r\n\r\n<p>hi</p>",
+              prompt, &s, &l);
+    cr_assert_str_eq(s.reason, "the server did not stream (Content-Type text/html)");
+    run_reply("HTTP/1.1 200 OK\r\nContent-Type: gpu.example.net\r\nConnection: close\r\n\r\n<p>hi</p>", prompt, &s, &l);
+    cr_assert_str_eq(s.reason, "the server did not stream (Content-Type other)");
+    cr_assert(l.n == 1 && strstr(l.text[0], "gpu.example.net"));
+}

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/fileio.h"
 #include "base/json.h"
+#include "base/parse.h"
 #include "base/sha256.h"
 
 Test(error, every_code_has_words) {
@@ -234,4 +235,31 @@ Test(json, skim_never_disagrees_with_jansson_under_mutation) {
             }
         }
     }
+}
+
+Test(parse, integers_whole_string_and_range) {
+    int64_t v = 7;
+    int i = 7;
+    cr_expect(parse_i64("-42", -100, 100, &v) && v == -42);
+    cr_expect_not(parse_i64("101", -100, 100, &v));
+    cr_expect_not(parse_i64("4x", 0, 100, &v));
+    cr_expect_not(parse_i64("", 0, 100, &v));
+    cr_expect_not(parse_i64(" 4", 0, 100, &v));
+    cr_expect_not(parse_i64("99999999999999999999", INT64_MIN, INT64_MAX, &v));
+    cr_expect_eq(v, -42, "a refused value leaves *out alone");
+    cr_expect(parse_int("1024", 1, 1024, &i) && i == 1024);
+    cr_expect_not(parse_int("0", 1, 1024, &i));
+}
+
+Test(parse, seeds_keep_all_64_bits) {
+    uint64_t s = 0;
+    cr_expect(parse_u64("18446744073709551615", &s) && s == UINT64_MAX);
+    cr_expect(parse_u64("9007199254740993", &s) && s == 9007199254740993ull, "2^53 + 1 survives");
+    cr_expect_not(parse_u64("18446744073709551616", &s));
+    cr_expect_not(parse_u64("-1", &s));
+    cr_expect_not(parse_u64("1e3", &s));
+    double d = 0;
+    cr_expect(parse_double("0.95", 0, 1, &d) && d == 0.95);
+    cr_expect_not(parse_double("nan", 0, 1, &d));
+    cr_expect_not(parse_double("1.5", 0, 1, &d));
 }

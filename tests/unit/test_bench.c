@@ -307,3 +307,44 @@ Test(manifest, any_failed_check_rejects) {
         manifest_free(&m);
     }
 }
+
+/* Every manifest string that reaches a receipt holds nothing the sanitizer would remove: a
+ * manifest that names a host, a path, an address, an e-mail or a key is rejected, its reason
+ * naming the field and the kind but never the text, which is kept for the local log only. */
+Test(manifest, private_strings_reject) {
+    static const struct { const char *from, *to, *want; } leaks[] = {
+        {"\"linux\"", "\"linux on gpu-7.example.net\"", "platform holds a host name"},
+        {"\"abc123\"", "\"10.20.30.40\"", "revision holds an IP address"},
+        {"\"CPU\"", "\"CPU of ops@example.org\"", "hardware.cpu.model holds an e-mail address"},
+        {"\"GPU A\"", "\"GPU at /home/canary/gpu\"", "hardware.gpus[0].name holds a file-system path"},
+        {"\"GPU A\"", "\"GPU fd00:1234::77\"", "hardware.gpus[0].name holds an IP address"},
+        {"\"linux\"", "\"Bearer sk-AbC123dEf456gHi789\"", "platform holds a token or key"},
+    };
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
+        char doc[2048];
+        const char *p = strstr(good_manifest, leaks[i].from);
+        snprintf(doc, sizeof doc, "%.*s%s%s", (int)(p - good_manifest), good_manifest, leaks[i].to,
+                 p + strlen(leaks[i].from));
+        manifest m;
+        cr_expect_eq(manifest_parse(doc, strlen(doc), &m), PACER_ERR_FORMAT, "%s", leaks[i].to);
+        cr_expect(strcmp(m.reason, leaks[i].want) == 0, "'%s', want '%s'", m.reason, leaks[i].want);
+        cr_expect(m.rejected_text && strstr(m.rejected_text, leaks[i].to), "the full text is kept for the log");
+        manifest_free(&m);
+    }
+}
+
+/* Receipts written before the server_message field existed still read; it reads as empty. */
+Test(receipt, server_message_is_optional_on_read) {
+    attempt_sample s = ok_sample(256, "length"), back;
+    snprintf(s.server_message, sizeof s.server_message, "out of memory");
+    json_t *a = receipt_attempt_to_json(&s, 1, false, false, 0);
+    char err[200];
+    cr_assert_eq(receipt_attempt_from_json(a, &back, err, sizeof err), PACER_OK, "%s", err);
+    cr_expect_str_eq(back.server_message, "out of memory");
+    json_object_del(a, "server_message");
+    cr_assert_eq(receipt_attempt_from_json(a, &back, err, sizeof err), PACER_OK, "%s", err);
+    cr_expect_str_eq(back.server_message, "");
+    json_object_del(a, "reason");
+    cr_expect_eq(receipt_attempt_from_json(a, &back, err, sizeof err), PACER_ERR_FORMAT, "other fields stay required");
+    json_decref(a);
+}

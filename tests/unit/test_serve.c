@@ -15,23 +15,23 @@
 #include <time.h>
 #include "engine/chat.h"
 #include "server/serve.h"
-#include "engine/serve_text.h"
+#include "engine/gen_text.h"
 
 /* ---- text ---- */
 
 static char *push_all(const char *const *pieces, int n, const char *const *stops, int n_stops, bool *stopped) {
-    serve_text t;
+    gen_text t;
     buf out;
     buf_init(&out, 4096);
-    serve_text_init(&t, stops, n_stops);
-    for (int i = 0; i < n && !t.stopped; i++) serve_text_push(&t, pieces[i], strlen(pieces[i]), &out);
-    serve_text_flush(&t, &out);
+    gen_text_init(&t, stops, n_stops);
+    for (int i = 0; i < n && !t.stopped; i++) gen_text_push(&t, pieces[i], strlen(pieces[i]), &out);
+    gen_text_flush(&t, &out);
     *stopped = t.stopped;
-    serve_text_free(&t);
+    gen_text_free(&t);
     return buf_detach(&out);
 }
 
-Test(serve_text, stop_split_across_tokens) {
+Test(gen_text, stop_split_across_tokens) {
     const char *pieces[] = {"hello wo", "r", "ld! more"};
     const char *stops[] = {"world"};
     bool stopped;
@@ -41,35 +41,35 @@ Test(serve_text, stop_split_across_tokens) {
     free(s);
 }
 
-Test(serve_text, holdback_released_when_not_a_stop) {
-    serve_text t;
+Test(gen_text, holdback_released_when_not_a_stop) {
+    gen_text t;
     buf out;
     buf_init(&out, 4096);
     const char *stops[] = {"END"};
-    serve_text_init(&t, stops, 1);
-    serve_text_push(&t, "abE", 3, &out);
+    gen_text_init(&t, stops, 1);
+    gen_text_push(&t, "abE", 3, &out);
     cr_assert_eq(out.len, 2); /* "E" held */
-    serve_text_push(&t, "x", 1, &out);
+    gen_text_push(&t, "x", 1, &out);
     cr_assert_str_eq(out.data, "abEx");
-    serve_text_free(&t);
+    gen_text_free(&t);
     buf_free(&out);
 }
 
-Test(serve_text, utf8_never_partial) {
-    serve_text t;
+Test(gen_text, utf8_never_partial) {
+    gen_text t;
     buf out;
     buf_init(&out, 4096);
-    serve_text_init(&t, NULL, 0);
-    serve_text_push(&t, "a\xE2\x82", 3, &out); /* euro sign cut short */
+    gen_text_init(&t, NULL, 0);
+    gen_text_push(&t, "a\xE2\x82", 3, &out); /* euro sign cut short */
     cr_assert_str_eq(out.data, "a");
-    serve_text_push(&t, "\xAC", 1, &out);
+    gen_text_push(&t, "\xAC", 1, &out);
     cr_assert_str_eq(out.data, "a\xE2\x82\xAC");
-    serve_text_push(&t, "\xFF", 1, &out); /* invalid: replaced */
+    gen_text_push(&t, "\xFF", 1, &out); /* invalid: replaced */
     cr_assert_str_eq(out.data, "a\xE2\x82\xAC\xEF\xBF\xBD");
-    serve_text_push(&t, "\xF0\x9F", 2, &out);
-    serve_text_flush(&t, &out); /* cut short at the end: replaced, still valid */
+    gen_text_push(&t, "\xF0\x9F", 2, &out);
+    gen_text_flush(&t, &out); /* cut short at the end: replaced, still valid */
     cr_assert_str_eq(out.data, "a\xE2\x82\xAC\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-    serve_text_free(&t);
+    gen_text_free(&t);
     buf_free(&out);
 }
 

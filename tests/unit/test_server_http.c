@@ -64,7 +64,31 @@ static pacer_err h_not_found(void *ctx, http_req *r) {
     return http_respond_json(r, st.code, json_pack("{s:s,s:s}", "type", st.type, "message", st.msg));
 }
 
+/* Echoes the fields of a form body: "name[filename]=len:value;" each. */
+static pacer_err form_echo(void *ud, const char *name, const char *filename, const char *value, size_t len) {
+    buf *b = ud;
+    pacer_err rc = buf_appendf(b, "%s[%s]=%zu:", name, filename ? filename : "", len);
+    if (!rc) rc = buf_append(b, value, len);
+    return rc ? rc : buf_append_char(b, ';');
+}
+
+static pacer_err h_form(void *ctx, http_req *r) {
+    (void)ctx;
+    buf b;
+    buf_init(&b, 1u << 20);
+    pacer_err rc = http_req_form(r, form_echo, &b);
+    size_t len = b.len; /* a file may hold NUL bytes */
+    char *text = rc ? NULL : buf_detach(&b);
+    buf_free(&b);
+    if (rc) {
+        const char *why = pacer_strerror(rc);
+        return http_respond(r, rc == PACER_ERR_UNSUPPORTED ? 415 : 400, "text/plain", why, strlen(why));
+    }
+    return http_respond_take(r, 200, "text/plain", text, len);
+}
+
 static const http_route ROUTES[] = {
+    {"POST", "/form", HTTP_MATCH_EXACT, h_form},
     {"GET", "/exact", HTTP_MATCH_EXACT, h_exact},
     {NULL, "/any/", HTTP_MATCH_PREFIX, h_prefix},
     {"POST", "/post", HTTP_MATCH_EXACT, h_post},
@@ -72,8 +96,10 @@ static const http_route ROUTES[] = {
 };
 static int CTX = 7;
 
+static size_t MAX_BODY = 64;
+
 static void start(http_handler not_found) {
-    http_options o = {.port = 0, .max_body = 64, .tcp_nodelay = true, .routes = ROUTES,
+    http_options o = {.port = 0, .max_body = MAX_BODY, .tcp_nodelay = true, .routes = ROUTES,
                       .n_routes = sizeof ROUTES / sizeof ROUTES[0], .not_found = not_found, .ctx = &CTX};
     char err[128] = "";
     cr_assert_eq(http_server_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
@@ -205,4 +231,77 @@ Test(server_http, bad_host_and_status_truncation) {
     cr_expect_eq(st.code, 400);
     cr_expect_eq(strlen(st.msg), sizeof st.msg - 1);
     cr_expect_eq(strncmp(st.msg, "bad yyy", 7), 0);
+}
+
+/* Posts a multipart form built with curl's MIME API; returns the status, *out the body. */
+static long post_mime(curl_mime *(*build)(CURL *), char **out) {
+    CURL *c = curl_easy_init();
+    curl_mime *m = build(c);
+    buf b;
+    buf_init(&b, 1u << 20);
+    char url[256];
+    snprintf(url, sizeof url, "%s/form", BASE);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, m);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+    long code = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_mime_free(m);
+    curl_easy_cleanup(c);
+    buf_append(&b, "", 1);
+    *out = buf_detach(&b);
+    return code;
+}
+
+static const char FILE_BYTES[] = "{\"a\": 1}\r\n--not-a-boundary\r\n\0tail";
+
+static curl_mime *upload_form(CURL *c) {
+    curl_mime *m = curl_mime_init(c);
+    curl_mimepart *p = curl_mime_addpart(m);
+    curl_mime_name(p, "csrf");
+    curl_mime_data(p, "t0k", CURL_ZERO_TERMINATED);
+    p = curl_mime_addpart(m);
+    curl_mime_name(p, "display_name");
+    curl_mime_data(p, "", CURL_ZERO_TERMINATED);
+    p = curl_mime_addpart(m);
+    curl_mime_name(p, "receipt");
+    curl_mime_filename(p, "run.json");
+    curl_mime_type(p, "application/json");
+    curl_mime_data(p, FILE_BYTES, sizeof FILE_BYTES - 1);
+    p = curl_mime_addpart(m);
+    curl_mime_name(p, "after");
+    curl_mime_data(p, "x y", CURL_ZERO_TERMINATED);
+    return m;
+}
+
+Test(server_http, form_fields_urlencoded_and_multipart) {
+    MAX_BODY = 1u << 16;
+    start(NULL);
+    MAX_BODY = 64;
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-www-form-urlencoded");
+    char *body;
+    cr_assert_eq(req("POST", "/form", "a=1&b=x%20y+z&a=2&empty=", h, &body, NULL), 200);
+    cr_expect_str_eq(body, "a[]=1:1;b[]=5:x y z;a[]=1:2;empty[]=0:;");
+    free(body);
+    curl_slist_free_all(h);
+    cr_assert_eq(post_mime(upload_form, &body), 200);
+    char want[256];
+    int n = snprintf(want, sizeof want, "csrf[]=3:t0k;display_name[]=0:;receipt[run.json]=%zu:", sizeof FILE_BYTES - 1);
+    cr_expect_eq(memcmp(body, want, (size_t)n), 0, "%s", body);
+    cr_expect_eq(memcmp(body + n, FILE_BYTES, sizeof FILE_BYTES - 1), 0, "the file's bytes as sent");
+    cr_expect_str_eq(body + n + sizeof FILE_BYTES - 1, ";after[]=3:x y;");
+    free(body);
+    h = curl_slist_append(NULL, "Content-Type: text/plain");
+    cr_assert_eq(req("POST", "/form", "a=1", h, &body, NULL), 415, "not a form");
+    free(body);
+    curl_slist_free_all(h);
+    h = curl_slist_append(NULL, "Content-Type: multipart/form-data; boundary=XyZ");
+    cr_assert_eq(req("POST", "/form", "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunfinished", h,
+                     &body, NULL), 400, "a truncated multipart body");
+    free(body);
+    curl_slist_free_all(h);
+    http_server_stop(S);
+    S = NULL;
 }

@@ -1,7 +1,7 @@
-/* serve_engine.c - the engine_backend of the embedded engine: tokenizer_encode with special
+/* backend.c - the engine_backend of the embedded engine: tokenizer_encode with special
  * tokens parsed for chat prompts, tokenizer pieces, end-of-generation ids, engine_eval; and
  * the check that a drafter shares the model's vocabulary. */
-#include "engine/serve_engine.h"
+#include "engine/backend.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,19 +28,19 @@ static pacer_err be_eval(void *ctx, const int32_t *tokens, int n, int pos, float
     return engine_eval(ctx, tokens, n, pos, logits, all_logits);
 }
 
-pacer_err serve_engine_backend(engine *e, engine_backend *b) {
+pacer_err backend_from_engine(engine *e, engine_backend *b) {
     if (!engine_get_tokenizer(e)) return PACER_ERR_STATE;
     const engine_info *info = engine_get_info(e);
     *b = (engine_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval};
     return PACER_OK;
 }
 
-void serve_engine_drafter_backend(engine *e, engine_backend *b) {
+void backend_from_drafter(engine *e, engine_backend *b) {
     const engine_info *info = engine_get_info(e);
     *b = (engine_backend){.ctx = e, .n_vocab = info->n_vocab, .n_ctx = info->n_ctx, .eval = be_eval};
 }
 
-pacer_err serve_engine_check_drafter(const engine *target, const engine *drafter, char *err, size_t err_len) {
+pacer_err backend_check_drafter(const engine *target, const engine *drafter, char *err, size_t err_len) {
     int nt = engine_get_info(target)->n_vocab, nd = engine_get_info(drafter)->n_vocab;
     if (nt != nd) {
         snprintf(err, err_len, "the drafter's vocabulary has %d tokens, the model's %d: a drafter must share the vocabulary",
@@ -64,7 +64,7 @@ pacer_err serve_engine_check_drafter(const engine *target, const engine *drafter
 
 static bool has_token(void *ctx, const char *text) { return tokenizer_find_token(ctx, text) >= 0; }
 
-const chat_format *serve_engine_chat_format(const engine *e) {
+const chat_format *backend_chat_format(const engine *e) {
     const tokenizer *t = engine_get_tokenizer(e);
     if (!t) return chat_format_by_name("plain");
     return chat_format_detect(tokenizer_chat_template(t), has_token, (void *)t);

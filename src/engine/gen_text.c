@@ -1,20 +1,20 @@
-/* serve_text.c - stop strings and UTF-8 holdback for generated text (see serve_text.h).
+/* gen_text.c - stop strings and UTF-8 holdback for generated text (see gen_text.h).
  * Held back: the longest tail that could still become a stop string, and an incomplete
  * trailing character. Everything else is emitted as soon as it is decoded. */
-#include "engine/serve_text.h"
+#include "engine/gen_text.h"
 
 #include <string.h>
 
 #include "base/utf8.h"
 
-void serve_text_init(serve_text *t, const char *const *stops, int n_stops) {
+void gen_text_init(gen_text *t, const char *const *stops, int n_stops) {
     memset(t, 0, sizeof *t);
     buf_init(&t->pending, 1u << 20);
-    for (int i = 0; i < n_stops && t->n_stops < SERVE_MAX_STOPS; i++)
+    for (int i = 0; i < n_stops && t->n_stops < GEN_MAX_STOPS; i++)
         if (stops[i] && stops[i][0]) t->stops[t->n_stops++] = stops[i];
 }
 
-void serve_text_free(serve_text *t) { buf_free(&t->pending); }
+void gen_text_free(gen_text *t) { buf_free(&t->pending); }
 
 /* Length of a valid UTF-8 sequence starting at s (1..4), or 0 when invalid; *need is
  * set to the full length the lead byte announces when the sequence is cut short. */
@@ -31,7 +31,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n, size_t *need) {
     return len;
 }
 
-size_t serve_utf8_complete_len(const char *str, size_t n) {
+size_t gen_utf8_complete_len(const char *str, size_t n) {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
     while (i < n) {
@@ -43,7 +43,7 @@ size_t serve_utf8_complete_len(const char *str, size_t n) {
     return n;
 }
 
-pacer_err serve_utf8_sanitize_append(const char *str, size_t n, buf *out) {
+pacer_err gen_utf8_sanitize_append(const char *str, size_t n, buf *out) {
     const unsigned char *s = (const unsigned char *)str;
     pacer_err rc = PACER_OK;
     size_t i = 0;
@@ -56,7 +56,7 @@ pacer_err serve_utf8_sanitize_append(const char *str, size_t n, buf *out) {
 }
 
 /* Longest tail of p[0..n) that is a proper prefix of some stop string. */
-static size_t stop_holdback(const serve_text *t, const char *p, size_t n) {
+static size_t stop_holdback(const gen_text *t, const char *p, size_t n) {
     size_t best = 0;
     for (int k = 0; k < t->n_stops; k++) {
         size_t sl = strlen(t->stops[k]);
@@ -66,7 +66,7 @@ static size_t stop_holdback(const serve_text *t, const char *p, size_t n) {
     return best;
 }
 
-pacer_err serve_text_push(serve_text *t, const char *bytes, size_t n, buf *out) {
+pacer_err gen_text_push(gen_text *t, const char *bytes, size_t n, buf *out) {
     if (t->stopped) return PACER_OK;
     pacer_err rc = buf_append(&t->pending, bytes, n);
     if (rc) return rc;
@@ -80,17 +80,17 @@ pacer_err serve_text_push(serve_text *t, const char *bytes, size_t n, buf *out) 
     if (t->stopped) emit = cut;
     else {
         emit = len - stop_holdback(t, p, len);
-        emit = serve_utf8_complete_len(p, emit);
+        emit = gen_utf8_complete_len(p, emit);
     }
-    rc = serve_utf8_sanitize_append(p, emit, out);
+    rc = gen_utf8_sanitize_append(p, emit, out);
     if (t->stopped) buf_reset(&t->pending);
     else buf_consume(&t->pending, emit);
     return rc;
 }
 
-pacer_err serve_text_flush(serve_text *t, buf *out) {
+pacer_err gen_text_flush(gen_text *t, buf *out) {
     pacer_err rc = PACER_OK;
-    if (!t->stopped && t->pending.len) rc = serve_utf8_sanitize_append(t->pending.data, t->pending.len, out);
+    if (!t->stopped && t->pending.len) rc = gen_utf8_sanitize_append(t->pending.data, t->pending.len, out);
     buf_reset(&t->pending);
     return rc;
 }

@@ -51,10 +51,11 @@ static json_t *int_or_null(json_int_t v) { return v >= 0 ? json_integer(v) : jso
 
 /* Checks one hardware object and builds its whitelisted copy in *out (new reference).
  * Present facts must be well formed and agree (gpu_count with the gpus listed); missing
- * ones are null and make the source "partial". Returns false with `why` filled. */
+ * ones are null and make the source "partial". Returns false with `why` filled (a field
+ * path below the object, e.g. ".gpus[0] is invalid"). */
 static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n) {
     *out = NULL;
-    if (!json_is_object(h)) { snprintf(why, why_n, "is not an object"); return false; }
+    if (!json_is_object(h)) { snprintf(why, why_n, " is not an object"); return false; }
     bool whole = true;
     const json_t *cpu = json_object_get(h, "cpu");
     json_t *cpu_out = json_null();
@@ -64,11 +65,11 @@ static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n
         const char *what;
         if (!json_is_object(cpu) || (model && !is_name(json_string_value(model), 128)) ||
             !opt_int(cpu, "cores", 1, 1 << 24, &cores)) {
-            snprintf(why, why_n, "cpu is invalid");
+            snprintf(why, why_n, ".cpu is invalid");
             return false;
         }
         if ((what = manifest_private(json_string_value(model)))) {
-            snprintf(why, why_n, "cpu.model holds %s", what);
+            snprintf(why, why_n, ".cpu.model holds %s", what);
             return false;
         }
         whole = whole && model && cores > 0;
@@ -83,12 +84,12 @@ static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n
     if (ok && gpus && !json_is_array(gpus)) ok = false;
     if (!ok) {
         json_decref(cpu_out);
-        snprintf(why, why_n, "memory_bytes, gpus or gpu_count is invalid");
+        snprintf(why, why_n, ".memory_bytes, .gpus or .gpu_count is invalid");
         return false;
     }
     if (gpus && count >= 0 && (size_t)count != json_array_size(gpus)) {
         json_decref(cpu_out);
-        snprintf(why, why_n, "gpus and gpu_count disagree");
+        snprintf(why, why_n, ".gpus and .gpu_count disagree");
         return false;
     }
     whole = whole && mem > 0 && (gpus || count == 0);
@@ -102,14 +103,14 @@ static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n
             !opt_int(g, "cores", 0, 1 << 24, &gc)) {
             json_decref(cpu_out);
             json_decref(gpus_out);
-            snprintf(why, why_n, "gpus[%zu] is invalid", i);
+            snprintf(why, why_n, ".gpus[%zu] is invalid", i);
             return false;
         }
         const char *what = manifest_private(name);
         if (what) {
             json_decref(cpu_out);
             json_decref(gpus_out);
-            snprintf(why, why_n, "gpus[%zu].name holds %s", i, what);
+            snprintf(why, why_n, ".gpus[%zu].name holds %s", i, what);
             return false;
         }
         whole = whole && gm >= 0 && gc >= 0;
@@ -159,7 +160,7 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     if (!opt_int(d, "rank_count", 1, MANIFEST_MAX_RANKS, &ranks)) MFAIL("rank_count is invalid");
     m->rank_count = ranks > 0 ? (int)ranks : 0;
     json_t *h = json_object_get(d, "hardware");
-    if (h && !hardware_copy(h, &hw, why, sizeof why)) MFAIL("hardware %s", why);
+    if (h && !hardware_copy(h, &hw, why, sizeof why)) MFAIL("hardware%s", why);
     json_t *rk = json_object_get(d, "ranks");
     if (rk) {
         if (!json_is_array(rk) || json_array_size(rk) < 1 || json_array_size(rk) > MANIFEST_MAX_RANKS) MFAIL("ranks is invalid");
@@ -168,7 +169,7 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
         ranks_out = json_array();
         json_array_foreach(rk, i, g) {
             json_t *one;
-            if (!hardware_copy(json_object_get(g, "hardware"), &one, why, sizeof why)) MFAIL("ranks[%zu].hardware %s", i, why);
+            if (!hardware_copy(json_object_get(g, "hardware"), &one, why, sizeof why)) MFAIL("ranks[%zu].hardware%s", i, why);
             json_array_append_new(ranks_out, one);
         }
     }

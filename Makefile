@@ -26,7 +26,7 @@ TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all deps check sanitize bench demo clean
+.PHONY: all deps check sanitize bench demo clean peers interop
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -92,6 +92,16 @@ bench: deps
 demo: all
 	@./scripts/deps.sh --npm
 	./$(BUILD)/pacer bench
+
+# pacer against a real llama.cpp server (not part of check: the peer build takes ~13 minutes
+# on 2 cores, cached in $(PEERS_DIR)): npm node-llama-cpp's pinned source (peers/), built with
+# CMake; a managed and an attached community-v2 run, and the log-probability check.
+PEERS_DIR ?= build-peers
+peers:
+	@PEERS_DIR=$(PEERS_DIR) ./scripts/peers.sh
+
+interop: all
+	@PEERS_DIR=$(PEERS_DIR) BUILD=$(BUILD) ./scripts/interop.sh
 
 clean:
 	rm -rf build build-san

@@ -101,6 +101,19 @@ if [ $rc -eq 0 ] && grep -q "server drafted no tokens" "$TMP/out" && grep -q "se
   pass "a drafter passed, no tokens drafted: the run says so"; else fail "drafted no tokens" "rc=$rc"; cat "$TMP/out"; fi
 check "drafted tokens reported: no such note" sh -c "! grep -q 'drafted no tokens' '$TMP/rd-builtin.drafts.json'"
 
+# GPUs HIP keeps that cannot be named (an unmatched GPU- entry): the hardware is partial
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\ncat "%s"\n' "$PWD/tests/data/probe/rocminfo-mi25x3.txt" > "$TMP/fakebin/rocminfo"; chmod +x "$TMP/fakebin/rocminfo"
+PATH="$TMP/fakebin:$PATH" HIP_VISIBLE_DEVICES=0,GPU-4a1f6e0c "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT \
+  --output "$TMP/hip.json" >"$TMP/out" 2>&1
+check "an unmatched HIP GPU- entry: hardware source partial" python3 -c "
+import json,sys; h=json.load(open('$TMP/hip.json'))['hardware']
+sys.exit(not (h['source']=='partial' and h['gpus_source']=='partial' and len(h['gpus'])==1))"
+PATH="$TMP/fakebin:$PATH" HIP_VISIBLE_DEVICES=0 "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT \
+  --output "$TMP/hip0.json" >"$TMP/out" 2>&1
+check "every kept GPU named: hardware source probed" python3 -c "
+import json,sys; h=json.load(open('$TMP/hip0.json'))['hardware']; sys.exit(h['source']!='probed' or len(h['gpus'])!=1)"
+
 # llama.cpp's backend is what its log says the weights were loaded on, never "auto"
 FAKE_ENGINE_LOG_LINE="load_tensors:        CUDA0 model buffer size =    23.50 MiB" \
   "$PACER" bench "$MODEL" --engine llama.cpp --engine-bin "$FAKE" $SHORT --output "$TMP/lc.json" >"$TMP/out" 2>&1

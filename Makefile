@@ -6,7 +6,7 @@
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpcre2-8 expat libzip
+PKGS    := libcurl jansson libcrypto libmicrohttpd sqlite3 libpq libpcre2-8 expat libzip
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS_ALL := $(OPT) $(WARN) -D_GNU_SOURCE -pthread -Isrc -I$(BUILD)/gen $(SAN) $(CFLAGS)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS)) -lm -pthread $(SAN) $(LDFLAGS)
@@ -26,7 +26,7 @@ TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all deps check sanitize bench demo clean peers interop
+.PHONY: all deps check sanitize bench bench-peers demo clean peers interop
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -88,6 +88,14 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/pacer $(TOOLS) $(BENCHES)
 	@BUILD=$(BUILD) ./bench/run.sh
 
+PEERS_DIR ?= build-peers
+
+# llama.cpp's llama-bench (built by make interop; LLAMA_BENCH or PEERS_DIR point elsewhere)
+# against bench_engine on the same synthetic GGUFs, interleaved, with ratios. Builds no peer.
+bench-peers: deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_engine
+	@BUILD=$(BUILD) PEERS_DIR=$(PEERS_DIR) ./bench/peers.sh
+
 # The demo: pacer's main job on its embedded default model.
 demo: all
 	@./scripts/deps.sh --npm
@@ -96,7 +104,6 @@ demo: all
 # pacer against a real llama.cpp server (not part of check: the peer build takes ~13 minutes
 # on 2 cores, cached in $(PEERS_DIR)): npm node-llama-cpp's pinned source (peers/), built with
 # CMake; a managed and an attached community-v2 run, and the log-probability check.
-PEERS_DIR ?= build-peers
 peers:
 	@PEERS_DIR=$(PEERS_DIR) ./scripts/peers.sh
 

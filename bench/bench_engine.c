@@ -116,57 +116,170 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
     return 0;
 }
 
-static void bench_one(const char *path, int threads, double bw) {
-    engine_params ep = {.n_threads = threads, .n_ctx = PP + TG + 8};
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Token ids spread over the vocabulary (no structure the model could shortcut). */
+static int32_t bench_token(int i, int n_vocab) { return (int32_t)((i * 2654435761u) % (unsigned)n_vocab); }
+
+/* Prefill of `pp` tokens from an empty cache, in tokens/s (as llama-bench's ppN). */
+static double bench_prefill(engine *e, int pp, int n_vocab, float *logits) {
+    int32_t *toks = malloc((size_t)pp * sizeof *toks);
+    if (!toks)
+        return 0;
+    for (int i = 0; i < pp; i++)
+        toks[i] = bench_token(i, n_vocab);
+    double t0 = now_s();
+    engine_eval(e, toks, pp, 0, logits, false);
+    double s = now_s() - t0;
+    free(toks);
+    return pp / s;
+}
+
+/* Decode of `tg` tokens one at a time from an empty cache, in tokens/s (as llama-bench's
+ * tgN: positions 0..tg-1). */
+static double bench_decode(engine *e, int tg, int n_vocab, float *logits) {
+    double t0 = now_s();
+    for (int i = 0; i < tg; i++) {
+        int32_t tok = bench_token(i + 7, n_vocab);
+        engine_eval(e, &tok, 1, i, logits, false);
+    }
+    return tg / (now_s() - t0);
+}
+
+static engine *bench_open(const char *path, int threads, int n_ctx) {
+    engine_params ep = {.n_threads = threads, .n_ctx = n_ctx};
     engine *e = NULL;
     char err[256] = "";
     if (engine_open(path, &ep, &e, err, sizeof err) != PACER_OK) {
         fprintf(stderr, "bench_engine: %s: %s\n", path, err);
-        return;
+        return NULL;
     }
+    float *logits = malloc((size_t)engine_get_info(e)->n_vocab * sizeof(float));
+    int32_t warm[8];
+    for (int i = 0; i < 8; i++)
+        warm[i] = bench_token(i, engine_get_info(e)->n_vocab);
+    engine_eval(e, warm, 8, 0, logits, false); /* page cache, mapping, thread start */
+    free(logits);
+    return e;
+}
+
+/* The `make bench` table: pp128 and tg24 after it, against this machine's roofline. */
+static void bench_one(const char *path, int threads, double bw) {
+    engine *e = bench_open(path, threads, PP + TG + 8);
+    if (!e)
+        return;
     const engine_info *in = engine_get_info(e);
     float *logits = malloc((size_t)in->n_vocab * sizeof(float));
-    int32_t toks[PP];
-    for (int i = 0; i < PP; i++)
-        toks[i] = (int32_t)((i * 2654435761u) % (unsigned)in->n_vocab);
-    /* warm the page cache and the mapping */
-    engine_eval(e, toks, 8, 0, logits, false);
-    double t0 = now_s();
-    engine_eval(e, toks, PP, 0, logits, false);
-    double pp_s = now_s() - t0;
-    int32_t tok = toks[0];
-    engine_eval(e, &tok, 1, PP, logits, false);
-    t0 = now_s();
-    for (int i = 0; i < TG; i++) {
-        tok = (int32_t)((tok * 31 + 7) % in->n_vocab);
-        engine_eval(e, &tok, 1, PP + 1 + i, logits, false);
-    }
-    double tg_s = now_s() - t0;
-    double tg = TG / tg_s, gbs = in->weight_bytes * tg / 1e9;
+    double pp = bench_prefill(e, PP, in->n_vocab, logits);
+    double tg = bench_decode(e, TG, in->n_vocab, logits);
+    double gbs = in->weight_bytes * tg / 1e9;
     double roof = bw / (in->weight_bytes / 1e9);
     printf("%-5s threads %d  pp%d %7.1f tok/s  tg%d %6.2f tok/s  %7.1f MB/token  %5.1f GB/s  roofline %5.2f tok/s  (%.2f of it)\n",
-           in->weight_type, threads, PP, PP / pp_s, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof);
+           in->weight_type, threads, PP, pp, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof);
     fflush(stdout);
     free(logits);
     engine_close(e);
 }
 
-int main(void) {
-    static const struct {
-        const char *name;
-        ggml_type t;
-    } types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}};
+/* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN TOKENS_PER_S
+ * CPU_S", the tests llama-bench runs (-p LIST -n N) on the same file; CPU_S is the
+ * process CPU time the test took (on a shared machine, tokens per CPU second at one
+ * thread tell kernel changes apart where wall time cannot). */
+static int bench_peer(const char *path, int threads, const char *pp_list, int tg) {
+    int max_pp = 0;
+    for (const char *s = pp_list; *s;) {
+        int v = atoi(s);
+        max_pp = v > max_pp ? v : max_pp;
+        s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
+    }
+    engine *e = bench_open(path, threads, (max_pp > tg ? max_pp : tg) + 8);
+    if (!e)
+        return 1;
+    const engine_info *in = engine_get_info(e);
+    float *logits = malloc((size_t)in->n_vocab * sizeof(float));
+    for (const char *s = pp_list; *s;) {
+        int pp = atoi(s);
+        if (pp > 0) {
+            double c0 = cpu_s(), ts = bench_prefill(e, pp, in->n_vocab, logits);
+            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, cpu_s() - c0);
+        }
+        s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
+    }
+    if (tg > 0) {
+        double c0 = cpu_s(), ts = bench_decode(e, tg, in->n_vocab, logits);
+        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, cpu_s() - c0);
+    }
+    fflush(stdout);
+    free(logits);
+    engine_close(e);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    ggml_type t;
+} bench_types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}};
+
+static void usage(void) {
+    fprintf(stderr, "usage: bench_engine                      the make bench table\n"
+                    "       bench_engine --synth TYPE         make (if missing) and print the 1B-shaped model of TYPE\n"
+                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG]   one line per test\n");
+}
+
+int main(int argc, char **argv) {
     /* PACER_KERNELS=scalar|avx2|avx512 measures a lower kernel level than the CPU's best */
     const char *want = getenv("PACER_KERNELS");
     for (int l = KERN_SCALAR; want && l <= KERN_AVX512; l++)
         if (strcmp(want, kern_level_name((kern_level)l)) == 0)
             kern_set_level((kern_level)l);
+    const char *model = NULL, *synth = NULL, *pp_list = "128,512";
+    int threads = 0, tg = 32;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            usage();
+            return 2;
+        }
+        if (strcmp(a, "-m") == 0)
+            model = v;
+        else if (strcmp(a, "--synth") == 0)
+            synth = v;
+        else if (strcmp(a, "-t") == 0)
+            threads = atoi(v);
+        else if (strcmp(a, "-p") == 0)
+            pp_list = v;
+        else if (strcmp(a, "-n") == 0)
+            tg = atoi(v);
+        else {
+            usage();
+            return 2;
+        }
+        i++;
+    }
+    if (synth) {
+        for (size_t i = 0; i < sizeof bench_types / sizeof bench_types[0]; i++)
+            if (strcmp(synth, bench_types[i].name) == 0) {
+                char path[600];
+                if (ensure_model(bench_types[i].name, bench_types[i].t, path, sizeof path) != 0)
+                    return 1;
+                printf("%s\n", path);
+                return 0;
+            }
+        fprintf(stderr, "bench_engine: no synthetic model of type %s\n", synth);
+        return 1;
+    }
+    if (model)
+        return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg);
     printf("kernels: %s\n", kern_level_name(kern_get_level()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    for (size_t i = 0; i < sizeof bench_types / sizeof bench_types[0]; i++) {
         char path[600];
-        if (ensure_model(types[i].name, types[i].t, path, sizeof path) != 0)
+        if (ensure_model(bench_types[i].name, bench_types[i].t, path, sizeof path) != 0)
             continue;
         bench_one(path, 1, bw1);
         bench_one(path, 2, bw2);

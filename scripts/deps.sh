@@ -5,7 +5,7 @@
 # board's browser tests; `make check` and `make sanitize` pass it).
 set -eu
 PKGS="pkg-config libcurl4-openssl-dev libjansson-dev libssl-dev libmicrohttpd-dev \
-libsqlite3-dev libcriterion-dev libpcre2-dev libexpat1-dev libzip-dev curl python3 nodejs npm"
+libsqlite3-dev libpq-dev postgresql libcriterion-dev libpcre2-dev libexpat1-dev libzip-dev curl python3 nodejs npm"
 npm_too=0
 for a in "$@"; do
   case "$a" in

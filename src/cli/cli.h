@@ -18,6 +18,7 @@ int cmd_model(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_request(int argc, char **argv);
+int cmd_board(int argc, char **argv);
 
 /* Prints "pacer: MESSAGE" on stderr (printf format). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,6 +23,7 @@
 #include "bench/suite.h"
 #include "bench/managed.h"
 #include "cli/cli.h"
+#include "cli/cmd_publish.h"
 #include "cli/demo.h"
 
 static volatile sig_atomic_t bench_cancel = 0;
@@ -241,15 +242,21 @@ static const char bench_usage[] =
     "                   [--context N] [--output FILE]\n"
     "         --model-id, PUBLIC_ID and --context N (the server's context length) are recorded as\n"
     "         declarations, never checked against the server\n"
+    "         --publish [--yes] [--upload-url URL]: publish the receipt when the run is done\n"
+    "         (what a board would refuse is refused before the run)\n"
     "       pacer bench suites\n"
     "       pacer bench inspect RECEIPT [--json] [--suite FILE]\n"
-    "         --suite FILE: validate a receipt of a suite file against that file (same digest)\n\n"
+    "         --suite FILE: validate a receipt of a suite file against that file (same digest)\n"
+    "       pacer bench publish RECEIPT [--yes] [--upload-url URL] | login [--token-stdin] | logout\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
     "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";
 
 int cmd_bench(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "suites") == 0) return bench_suites();
     if (argc >= 2 && strcmp(argv[1], "inspect") == 0) return bench_inspect(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "publish") == 0) return bench_publish(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "login") == 0) return bench_login(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "logout") == 0) return bench_logout(argc - 1, argv + 1);
     static const struct option opts[] = {
         {"server", required_argument, 0, 's'}, {"model-id", required_argument, 0, 'm'},
         {"suite", required_argument, 0, 'S'},  {"reps", required_argument, 0, 'r'},
@@ -259,11 +266,14 @@ int cmd_bench(int argc, char **argv) {
         {"engine", required_argument, 0, 'E'}, {"engine-bin", required_argument, 0, 'B'},
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
-        {"no-read-sample", no_argument, 0, 'R'}, {"context", required_argument, 0, 'C'},
+        {"no-read-sample", no_argument, 0, 'R'}, {"publish", no_argument, 0, 'P'},
+        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'},
+        {"context", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
-    const char *suite_name = "community-v2", *output = NULL;
+    const char *suite_name = "community-v2", *output = NULL, *upload_url = NULL;
+    bool publish = false, yes = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -286,6 +296,9 @@ int cmd_bench(int argc, char **argv) {
         case 'C': if ((o.declared_context = parse_count(optarg, 1, 1 << 30)) < 0) { cli_error("--context: tokens, 1..1073741824"); return 1; } break;
         case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
         case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
+        case 'P': publish = true; break;
+        case 'y': yes = true; break;
+        case 'u': upload_url = optarg; break;
         case 'h': fputs(bench_usage, stdout); return 0;
         default: fputs(bench_usage, stderr); return 1;
         }
@@ -314,6 +327,12 @@ int cmd_bench(int argc, char **argv) {
     suite s;
     char err[512];
     if (suite_load(suite_name, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
+    cli_publish pub = {0};
+    if (publish && cli_publish_before_run(&pub, upload_url, &s, o.backend, o.public_id, managed, yes)) {
+        cli_publish_free(&pub);
+        suite_free(&s);
+        return 1;
+    }
     bench_signals_install();
     manifest m;
     memset(&m, 0, sizeof m);
@@ -388,7 +407,9 @@ int cmd_bench(int argc, char **argv) {
     printf("receipt: %s\n", path);
     status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
+    else if (publish && !self_invalid && cli_publish_after_run(&pub, path, res.receipt)) status = 1;
 out:
+    cli_publish_free(&pub);
     managed_free(&mr);
     json_decref(res.receipt);
     json_decref(res.drafts);

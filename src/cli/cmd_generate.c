@@ -93,7 +93,7 @@ int cmd_generate(int argc, char **argv) {
     buf_init(&text, 1u << 20);
     engine_params ep = {.n_threads = a.threads, .n_ctx = 0};
     if (engine_open(a.model, &ep, &e, err, sizeof err) != PACER_OK) { cli_error("%s: %s", a.model, err); goto done; }
-    if (backend_from_engine(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", a.model); goto done; }
+    if (backend_from_engine(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer: %s", a.model, engine_tokenizer_error(e)); goto done; }
     if (!(ids = generate_tokens(&b, a.prompt, &n))) goto done;
     if (gen_model_init(&gm, &b, NULL, true, 1) || gen_session_start(&s, &gm, &a.p, ids, n, NULL, NULL, false)) {
         cli_error("evaluation failed");

@@ -83,7 +83,7 @@ int cmd_serve(int argc, char **argv) {
     const char *model = NULL, *name = NULL, *drafter = NULL;
     serve_options o;
     serve_options_default(&o);
-    engine_params ep = {0, 0};
+    engine_params ep = {.n_threads = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); return 0; }
@@ -142,7 +142,7 @@ int cmd_serve(int argc, char **argv) {
     if (sha256_file_hex(model, sha)) { cli_error("cannot read %s", model); goto out; }
     if (engine_open(model, &ep, &e, err, sizeof err)) { cli_error("%s", err); goto out; }
     engine_backend b;
-    if (backend_from_engine(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer", model); goto out; }
+    if (backend_from_engine(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer: %s", model, engine_tokenizer_error(e)); goto out; }
     if (!snapshot[0]) hf_revision(model, snapshot, sizeof snapshot);
     attested_revision(snapshot, rev, sizeof rev);
     const char *slash = strrchr(model, '/');
@@ -153,7 +153,9 @@ int cmd_serve(int argc, char **argv) {
     char dsha[SHA256_HEX_LEN + 1] = "";
     if (drafter) {
         if (sha256_file_hex(drafter, dsha)) { cli_error("cannot read %s", drafter); goto out; }
-        if (engine_open(drafter, &ep, &de, err, sizeof err)) { cli_error("drafter: %s", err); goto out; }
+        engine_params dp = ep;
+        dp.pool = engine_get_pool(e); /* target and drafter never evaluate at once: one pool */
+        if (engine_open(drafter, &dp, &de, err, sizeof err)) { cli_error("drafter: %s", err); goto out; }
         if (backend_check_drafter(e, de, err, sizeof err)) { cli_error("%s: %s", drafter, err); goto out; }
         backend_from_drafter(de, &db);
         info.drafter = &db;

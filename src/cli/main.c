@@ -15,6 +15,7 @@ static const cli_command cli_commands[] = {
     {"model", cmd_model, "model tools: synth, info, quantize"},
     {"pull", cmd_pull, "download a checkpoint into the Hugging Face cache"},
     {"probe", cmd_probe, "show the hardware facts a receipt records"},
+    {"board", cmd_board, "the results board: receiver of published receipts, and its administration"},
     {"request", cmd_request, "send one measured streamed request, print the sample"},
 };
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "engine/gguf.h"
@@ -23,6 +24,7 @@ typedef struct mat {
     ggml_type type;
     int n_in, n_out;
     size_t row_bytes;
+    void *packed; /* owned: the rows in kern_pack's groups of 8, or NULL */
 } mat;
 
 typedef struct layer {
@@ -36,6 +38,8 @@ struct engine {
     tokenizer *tok;
     engine_info info;
     threadpool *tp;
+    bool own_tp;  /* tp was started here (not borrowed through engine_params.pool) */
+    char tok_err[256]; /* why tok is NULL */
     int n_embd, n_layer, n_head, n_head_kv, hd, n_ff, n_vocab, n_ctx, n_rot;
     int q_dim, kv_dim;
     float eps, rope_base, rope_scale;
@@ -258,7 +262,8 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     int nt = p && p->n_threads > 0 ? p->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nt < 1)
         nt = 1;
-    e->tp = threadpool_create(nt);
+    e->own_tp = !(p && p->pool);
+    e->tp = e->own_tp ? threadpool_create(nt) : p->pool;
     if (!e->tp) {
         snprintf(err, err_len, "cannot start %d threads", nt);
         return PACER_ERR_NOMEM;
@@ -295,15 +300,68 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     return PACER_OK;
 }
 
+typedef struct pack_job {
+    mat *m;
+} pack_job;
+
+static void job_pack(void *ctx, int ith, int nth) {
+    mat *m = ((pack_job *)ctx)->m;
+    int g0, g1;
+    threadpool_split(KERN_GROUPS(m->n_out), ith, nth, &g0, &g1);
+    kern_pack(m->type, m->data, m->row_bytes, m->n_in, m->n_out, g0, g1, m->packed);
+}
+
+/* Gives the mapped pages of a matrix that now lives packed back to the page cache. */
+static void release_mapped(const mat *m) {
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)m->data, b = a + m->row_bytes * (size_t)m->n_out;
+    a = (a + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+    b &= ~(uintptr_t)(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Repacks every Q8_0/Q4_0 matrix (kern_pack) on all threads. The token embedding stays
+ * mapped: it is read a row at a time; a tied output matrix gets its own packed copy. */
+static pacer_err engine_pack(engine *e, char *err, size_t err_len) {
+    for (int l = -1; l < e->n_layer; l++) {
+        layer *L = l >= 0 ? &e->layers[l] : NULL;
+        mat *ms[7] = {&e->output};
+        int n = 1;
+        if (L) {
+            mat *lm[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+            memcpy(ms, lm, sizeof lm);
+            n = 7;
+        }
+        for (int i = 0; i < n; i++) {
+            mat *m = ms[i];
+            if (!m->data || !kern_pack_supported(m->type))
+                continue;
+            size_t sz = (kern_pack_size(m->type, m->n_in, m->n_out) + 63) & ~(size_t)63;
+            m->packed = aligned_alloc(64, sz);
+            if (!m->packed) {
+                snprintf(err, err_len, "out of memory for packed weights");
+                return PACER_ERR_NOMEM;
+            }
+            pack_job pj = {m};
+            threadpool_run(e->tp, job_pack, &pj);
+            if (m->data != e->tok_embd.data)
+                release_mapped(m);
+        }
+    }
+    return PACER_OK;
+}
+
 /* The tokenizer comes from the GGUF's tokenizer.* keys. A model whose vocabulary the
  * tokenizer cannot build still opens (engine_get_tokenizer then returns NULL): evaluation
  * needs only ids. */
 static pacer_err engine_open_tokenizer(engine *e, char *err, size_t err_len) {
-    char terr[256];
     (void)err;
     (void)err_len;
-    if (tokenizer_from_gguf(e->gf, &e->tok, terr, sizeof terr) != PACER_OK)
-        e->tok = NULL;
+    if (tokenizer_from_gguf(e->gf, &e->tok, e->tok_err, sizeof e->tok_err) != PACER_OK)
+        e->tok = NULL; /* the reason stays in e->tok_err (engine_tokenizer_error) */
+    else
+        e->tok_err[0] = 0;
     return PACER_OK;
 }
 
@@ -323,6 +381,8 @@ pacer_err engine_open(const char *path, const engine_params *params, engine **ou
     if (rc == PACER_OK)
         rc = engine_alloc(e, params, err, err_len);
     if (rc == PACER_OK)
+        rc = engine_pack(e, err, err_len);
+    if (rc == PACER_OK)
         rc = engine_open_tokenizer(e, err, err_len);
     if (rc != PACER_OK) {
         engine_close(e);
@@ -335,8 +395,16 @@ pacer_err engine_open(const char *path, const engine_params *params, engine **ou
 void engine_close(engine *e) {
     if (!e)
         return;
-    threadpool_destroy(e->tp);
+    if (e->own_tp)
+        threadpool_destroy(e->tp);
     tokenizer_free(e->tok);
+    for (int l = 0; e->layers && l < e->n_layer; l++) {
+        layer *L = &e->layers[l];
+        mat *ms[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+        for (int i = 0; i < 7; i++)
+            free(ms[i]->packed);
+    }
+    free(e->output.packed);
     free(e->layers);
     free(e->x);
     free(e->xn);
@@ -359,6 +427,8 @@ const engine_info *engine_get_info(const engine *e) { return &e->info; }
 const tokenizer *engine_get_tokenizer(const engine *e) { return e->tok; }
 const gguf_file *engine_get_gguf(const engine *e) { return e->gf; }
 int engine_n_past(const engine *e) { return e->n_past; }
+threadpool *engine_get_pool(const engine *e) { return e->tp; }
+const char *engine_tokenizer_error(const engine *e) { return e->tok ? "" : e->tok_err; }
 
 /* ---------------- forward pass ---------------- */
 
@@ -375,27 +445,35 @@ typedef struct job {
     int layer, pos0;
 } job;
 
+/* The units a matrix is split into over threads: groups of 8 rows when packed. */
+static int mat_units(const mat *m) { return m->packed ? KERN_GROUPS(m->n_out) : m->n_out; }
+
 static void job_matmul(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
     int total = 0;
     for (int i = 0; i < j->n_mm; i++)
-        total += j->m[i]->n_out;
+        total += mat_units(j->m[i]);
     int lo, hi;
     threadpool_split(total, ith, nth, &lo, &hi);
     float *scratch = e->scratch + (size_t)ith * e->n_scratch;
     int base = 0;
     for (int i = 0; i < j->n_mm; i++) {
         const mat *m = j->m[i];
-        int r0 = lo - base, r1 = hi - base;
-        if (r0 < 0)
-            r0 = 0;
-        if (r1 > m->n_out)
-            r1 = m->n_out;
-        if (r0 < r1)
-            kern_matmul(m->type, m->data, m->row_bytes, m->n_in, r0, r1, j->a[i], e->act_stride, j->nb,
+        int units = mat_units(m), u0 = lo - base, u1 = hi - base;
+        base += units;
+        if (u0 < 0)
+            u0 = 0;
+        if (u1 > units)
+            u1 = units;
+        if (u0 >= u1)
+            continue;
+        if (m->packed)
+            kern_gemm_packed(m->type, m->packed, m->n_in, m->n_out, u0, u1, j->a[i], e->act_stride, j->nb,
+                             j->out[i], j->ldo[i]);
+        else
+            kern_matmul(m->type, m->data, m->row_bytes, m->n_in, u0, u1, j->a[i], e->act_stride, j->nb,
                         j->out[i], j->ldo[i], scratch);
-        base += m->n_out;
     }
 }
 

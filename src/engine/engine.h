@@ -1,7 +1,7 @@
 /* engine.h - the embedded engine as the rest of pacer sees it: load a llama-family GGUF,
  * tokenize, evaluate tokens into a KV cache, read logits. One sequence per engine object;
  * `pacer serve` holds one for the target and one per drafter. Not thread-safe: one caller
- * at a time (the engine uses its own thread pool inside). */
+ * at a time (the engine runs on its own thread pool, or one it borrows). */
 #ifndef PACER_ENGINE_H
 #define PACER_ENGINE_H
 
@@ -14,10 +14,14 @@
 typedef struct engine engine;
 typedef struct tokenizer tokenizer; /* engine/tokenizer.h */
 typedef struct gguf_file gguf_file; /* engine/gguf.h */
+typedef struct threadpool threadpool; /* engine/threadpool.h */
 
 typedef struct engine_params {
     int n_threads; /* <= 0: the number of online CPUs */
     int n_ctx;     /* <= 0: the model's context length, capped at 4096 */
+    /* Threads to run on, borrowed (e.g. the target's, for its drafter: the two never
+     * evaluate at once); NULL: the engine starts its own pool of n_threads. */
+    threadpool *pool;
 } engine_params;
 
 typedef struct engine_info {
@@ -38,6 +42,10 @@ void engine_close(engine *e);
 const engine_info *engine_get_info(const engine *e);
 const tokenizer *engine_get_tokenizer(const engine *e);
 const gguf_file *engine_get_gguf(const engine *e);
+/* The pool the engine runs on (to share with a drafter). */
+threadpool *engine_get_pool(const engine *e);
+/* Why engine_get_tokenizer() is NULL ("" when it is not). */
+const char *engine_tokenizer_error(const engine *e);
 
 /* Evaluates `n` tokens at positions pos..pos+n-1. Cache entries at positions >= pos are
  * discarded first, so evaluating at a smaller pos rewinds the sequence (this is how a

@@ -16,10 +16,13 @@ static int g_level = -1;
 kern_level kern_detect(void) {
 #ifdef KERN_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    if (avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+        return KERN_VNNI;
+    if (avx512)
         return KERN_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    if (avx2)
         return KERN_AVX2;
 #endif
     return KERN_SCALAR;
@@ -37,8 +40,8 @@ void kern_set_level(kern_level l) {
 }
 
 const char *kern_level_name(kern_level l) {
-    static const char *const names[] = {"scalar", "avx2", "avx512"};
-    return (unsigned)l < 3 ? names[l] : "?";
+    static const char *const names[] = {"scalar", "avx2", "avx512", "avx512vnni"};
+    return (unsigned)l < 4 ? names[l] : "?";
 }
 
 bool kern_weight_supported(ggml_type t) {
@@ -60,7 +63,7 @@ ggml_type kern_act_type(ggml_type t) {
 
 size_t kern_act_size(ggml_type t, int n) {
     switch (kern_act_type(t)) {
-    case GGML_TYPE_Q8_0: return (size_t)(n / QK8_0) * sizeof(block_q8_0);
+    case GGML_TYPE_Q8_0: return (size_t)(n / 32) * sizeof(kern_q8_block);
     default: return (size_t)n * sizeof(float);
     }
 }
@@ -88,28 +91,47 @@ static float dot_bf16_scalar(const ggml_bf16 *w, const float *x, int n) {
     return s;
 }
 
-static float dot_q8_0_scalar(const block_q8_0 *w, const block_q8_0 *x, int n) {
-    float s = 0;
+/* The packed kernels' arithmetic on one unpacked row: per block the exact integer dot
+ * product, then acc = fma(d_w * d_x, s, acc) (kernels_pack.c says why). */
+static float dot_q8_0_scalar(const block_q8_0 *w, const kern_q8_block *x, int n) {
+    float acc = 0;
     for (int b = 0; b < n / QK8_0; b++) {
-        int acc = 0;
+        int s = 0;
         for (int j = 0; j < QK8_0; j++)
-            acc += w[b].qs[j] * x[b].qs[j];
-        s += (float)acc * ggml_fp16_to_fp32(w[b].d) * ggml_fp16_to_fp32(x[b].d);
+            s += w[b].qs[j] * x[b].qs[j];
+        acc = fmaf(ggml_fp16_to_fp32(w[b].d) * x[b].d, (float)s, acc);
     }
-    return s;
+    return acc;
 }
 
-static float dot_q4_0_scalar(const block_q4_0 *w, const block_q8_0 *x, int n) {
-    float s = 0;
+static float dot_q4_0_scalar(const block_q4_0 *w, const kern_q8_block *x, int n) {
+    float acc = 0;
     for (int b = 0; b < n / QK4_0; b++) {
-        int acc = 0;
-        for (int j = 0; j < QK4_0 / 2; j++) {
-            acc += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j];
-            acc += ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + QK4_0 / 2];
-        }
-        s += (float)acc * ggml_fp16_to_fp32(w[b].d) * ggml_fp16_to_fp32(x[b].d);
+        int s = 0;
+        for (int j = 0; j < QK4_0 / 2; j++)
+            s += (w[b].qs[j] & 0x0F) * x[b].qs[j] + (w[b].qs[j] >> 4) * x[b].qs[j + QK4_0 / 2];
+        s -= 8 * x[b].sum;
+        acc = fmaf(ggml_fp16_to_fp32(w[b].d) * x[b].d, (float)s, acc);
     }
-    return s;
+    return acc;
+}
+
+/* Q8 activation blocks as ggml's quantize_row_q8_0 computes them, ties rounded to even
+ * (as ggml's SIMD quantizers do), the scale kept as the float of its F16. */
+static void quantize_q8_scalar(const float *x, kern_q8_block *y, int n) {
+    for (int b = 0; b < n / 32; b++, x += 32) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++)
+            amax = fmaxf(amax, fabsf(x[j]));
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        int sum = 0;
+        for (int j = 0; j < 32; j++) {
+            y[b].qs[j] = (int8_t)nearbyintf(x[j] * id);
+            sum += y[b].qs[j];
+        }
+        y[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
+        y[b].sum = sum;
+    }
 }
 
 /* ---------------- AVX2 / FMA / F16C ---------------- */
@@ -172,39 +194,6 @@ T_AVX2 static float dot_bf16_avx2(const ggml_bf16 *w, const float *x, int n) {
     return s;
 }
 
-/* int8 x int8 dot of 32 pairs as 8 int32 lanes, through the unsigned x signed multiply. */
-T_AVX2 static inline __m256 dot_i8_32(__m256i qx, __m256i qy) {
-    __m256i ax = _mm256_sign_epi8(qx, qx);
-    __m256i sy = _mm256_sign_epi8(qy, qx);
-    __m256i d16 = _mm256_maddubs_epi16(ax, sy);
-    return _mm256_cvtepi32_ps(_mm256_madd_epi16(d16, _mm256_set1_epi16(1)));
-}
-
-T_AVX2 static float dot_q8_0_avx2(const block_q8_0 *w, const block_q8_0 *x, int n) {
-    __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < n / QK8_0; b++) {
-        __m256i qw = _mm256_loadu_si256((const __m256i *)w[b].qs);
-        __m256i qx = _mm256_loadu_si256((const __m256i *)x[b].qs);
-        __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-        acc = _mm256_fmadd_ps(d, dot_i8_32(qw, qx), acc);
-    }
-    return hsum256(acc);
-}
-
-T_AVX2 static float dot_q4_0_avx2(const block_q4_0 *w, const block_q8_0 *x, int n) {
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i lo = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
-    for (int b = 0; b < n / QK4_0; b++) {
-        __m128i t = _mm_loadu_si128((const __m128i *)w[b].qs);
-        __m256i q = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-        q = _mm256_sub_epi8(_mm256_and_si256(q, lo), eight);
-        __m256i qx = _mm256_loadu_si256((const __m256i *)x[b].qs);
-        __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-        acc = _mm256_fmadd_ps(d, dot_i8_32(q, qx), acc);
-    }
-    return hsum256(acc);
-}
-
 T_AVX512 static float dot_f16_avx512(const ggml_half *w, const float *x, int n) {
     __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
     int i = 0;
@@ -259,106 +248,37 @@ T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, 
             out[b] += _cvtsh_ss(w[k]) * x[b][k];
 }
 
-T_AVX2 static inline __m256 dot_i8_32_signed(__m256i ax, __m256i qx, __m256i qy) {
-    __m256i sy = _mm256_sign_epi8(qy, qx);
-    __m256i d16 = _mm256_maddubs_epi16(ax, sy);
-    return _mm256_cvtepi32_ps(_mm256_madd_epi16(d16, _mm256_set1_epi16(1)));
-}
 
-T_AVX2 static void dot4_q8_0_avx2(const block_q8_0 *w, const block_q8_0 *const *x, int n, float *out) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    const block_q8_0 *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
-    for (int blk = 0; blk < n / QK8_0; blk++) {
-        __m256i qw = _mm256_loadu_si256((const __m256i *)w[blk].qs);
-        __m256i ax = _mm256_sign_epi8(qw, qw);
-        float dw = _cvtsh_ss(w[blk].d);
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x0[blk].d)),
-                               dot_i8_32_signed(ax, qw, _mm256_loadu_si256((const __m256i *)x0[blk].qs)), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x1[blk].d)),
-                               dot_i8_32_signed(ax, qw, _mm256_loadu_si256((const __m256i *)x1[blk].qs)), acc1);
-        acc2 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x2[blk].d)),
-                               dot_i8_32_signed(ax, qw, _mm256_loadu_si256((const __m256i *)x2[blk].qs)), acc2);
-        acc3 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x3[blk].d)),
-                               dot_i8_32_signed(ax, qw, _mm256_loadu_si256((const __m256i *)x3[blk].qs)), acc3);
+/* quantize_q8_scalar's results, 8 lanes at a time: the same amax, d, 1/d and x * (1/d),
+ * rounded half to even. */
+T_AVX2 static void quantize_q8_avx2(const float *x, kern_q8_block *y, int n) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int b = 0; b < n / 32; b++, x += 32) {
+        __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
+               v3 = _mm256_loadu_ps(x + 24);
+        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                                 _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        float amax = _mm_cvtss_f32(h);
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        __m256 mul = _mm256_set1_ps(id);
+#define Q8R(v) _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v, mul), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+        __m256i i0 = Q8R(v0), i1 = Q8R(v1), i2 = Q8R(v2), i3 = Q8R(v3);
+#undef Q8R
+        __m256i s = _mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3));
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        s4 = _mm_hadd_epi32(s4, s4);
+        s4 = _mm_hadd_epi32(s4, s4);
+        /* int32 -> int16 -> int8 packs work within 128-bit lanes: put the lanes back in order */
+        __m256i p16 = _mm256_packs_epi32(i0, i1), p16b = _mm256_packs_epi32(i2, i3);
+        __m256i p8 = _mm256_packs_epi16(p16, p16b);
+        p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)y[b].qs, p8);
+        y[b].d = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
+        y[b].sum = _mm_cvtsi128_si32(s4);
     }
-    out[0] = hsum256(acc0);
-    out[1] = hsum256(acc1);
-    out[2] = hsum256(acc2);
-    out[3] = hsum256(acc3);
-}
-
-T_AVX2 static void dot4_q4_0_avx2(const block_q4_0 *w, const block_q8_0 *const *x, int n, float *out) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    const block_q8_0 *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
-    const __m256i lo = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
-    for (int blk = 0; blk < n / QK4_0; blk++) {
-        __m128i t = _mm_loadu_si128((const __m128i *)w[blk].qs);
-        __m256i q = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-        q = _mm256_sub_epi8(_mm256_and_si256(q, lo), eight);
-        __m256i ax = _mm256_sign_epi8(q, q);
-        float dw = _cvtsh_ss(w[blk].d);
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x0[blk].d)),
-                               dot_i8_32_signed(ax, q, _mm256_loadu_si256((const __m256i *)x0[blk].qs)), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x1[blk].d)),
-                               dot_i8_32_signed(ax, q, _mm256_loadu_si256((const __m256i *)x1[blk].qs)), acc1);
-        acc2 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x2[blk].d)),
-                               dot_i8_32_signed(ax, q, _mm256_loadu_si256((const __m256i *)x2[blk].qs)), acc2);
-        acc3 = _mm256_fmadd_ps(_mm256_set1_ps(dw * _cvtsh_ss(x3[blk].d)),
-                               dot_i8_32_signed(ax, q, _mm256_loadu_si256((const __m256i *)x3[blk].qs)), acc3);
-    }
-    out[0] = hsum256(acc0);
-    out[1] = hsum256(acc1);
-    out[2] = hsum256(acc2);
-    out[3] = hsum256(acc3);
-}
-/* signed int8 pairs -> 16 int32 lanes (AVX-512BW): |q| times y with q's sign moved onto y */
-T_AVX512 static inline __m512 dot_i8_64(__m512i q, __m512i y) {
-    __m512i ax = _mm512_abs_epi8(q);
-    __m512i sy = _mm512_mask_sub_epi8(y, _mm512_movepi8_mask(q), _mm512_setzero_si512(), y);
-    __m512i d16 = _mm512_maddubs_epi16(ax, sy);
-    return _mm512_cvtepi32_ps(_mm512_madd_epi16(d16, _mm512_set1_epi16(1)));
-}
-
-T_AVX512 static inline __m512 two_scales(float a, float b) {
-    return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(a), _mm512_set1_ps(b));
-}
-
-T_AVX512 static inline __m512i load2x32(const int8_t *a, const int8_t *b) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
-                              _mm256_loadu_si256((const __m256i *)b), 1);
-}
-
-T_AVX512 static float dot_q8_0_avx512(const block_q8_0 *w, const block_q8_0 *x, int n) {
-    __m512 acc = _mm512_setzero_ps();
-    int nb = n / QK8_0, b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        __m512i q = load2x32(w[b].qs, w[b + 1].qs), y = load2x32(x[b].qs, x[b + 1].qs);
-        __m512 d = two_scales(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d), _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(x[b + 1].d));
-        acc = _mm512_fmadd_ps(d, dot_i8_64(q, y), acc);
-    }
-    float s = _mm512_reduce_add_ps(acc);
-    if (b < nb)
-        s += dot_q8_0_avx2(w + b, x + b, QK8_0);
-    return s;
-}
-
-T_AVX512 static float dot_q4_0_avx512(const block_q4_0 *w, const block_q8_0 *x, int n) {
-    __m512 acc = _mm512_setzero_ps();
-    const __m512i lo = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
-    int nb = n / QK4_0, b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        __m128i t0 = _mm_loadu_si128((const __m128i *)w[b].qs), t1 = _mm_loadu_si128((const __m128i *)w[b + 1].qs);
-        __m256i q0 = _mm256_set_m128i(_mm_srli_epi16(t0, 4), t0), q1 = _mm256_set_m128i(_mm_srli_epi16(t1, 4), t1);
-        __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
-        q = _mm512_sub_epi8(_mm512_and_si512(q, lo), eight);
-        __m512i y = load2x32(x[b].qs, x[b + 1].qs);
-        __m512 d = two_scales(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d), _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(x[b + 1].d));
-        acc = _mm512_fmadd_ps(d, dot_i8_64(q, y), acc);
-    }
-    float s = _mm512_reduce_add_ps(acc);
-    if (b < nb)
-        s += dot_q4_0_avx2(w + b, x + b, QK4_0);
-    return s;
 }
 #endif
 
@@ -367,7 +287,7 @@ T_AVX512 static float dot_q4_0_avx512(const block_q4_0 *w, const block_q8_0 *x, 
 float kern_dot_f32(const float *a, const float *b, int n) {
 #ifdef KERN_X86
     kern_level l = kern_get_level();
-    if (l == KERN_AVX512)
+    if (l >= KERN_AVX512)
         return dot_f32_avx512(a, b, n);
     if (l == KERN_AVX2)
         return dot_f32_avx2(a, b, n);
@@ -391,9 +311,27 @@ void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
         for (int i = 0; i < n; i++)
             o[i] = ggml_bf16_to_fp32(ggml_fp32_to_bf16(x[i]));
         break;
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: quantize_row_q8_0(x, out, n); break;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0:
+#ifdef KERN_X86
+        if (kern_get_level() >= KERN_AVX2) {
+            quantize_q8_avx2(x, out, n);
+            break;
+        }
+#endif
+        quantize_q8_scalar(x, out, n);
+        break;
     default: memcpy(out, x, (size_t)n * sizeof(float)); break;
     }
+}
+
+void kern_act_dequantize(ggml_type t, const void *a, float *x, int n) {
+    if (kern_act_type(t) != GGML_TYPE_Q8_0) {
+        memcpy(x, a, (size_t)n * sizeof(float));
+        return;
+    }
+    const kern_q8_block *q = a;
+    for (int i = 0; i < n; i++)
+        x[i] = q[i / 32].d * q[i / 32].qs[i % 32];
 }
 
 float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch) {
@@ -404,7 +342,7 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
         return kern_dot_f32(w, a, n);
     case GGML_TYPE_F16:
 #ifdef KERN_X86
-        if (l == KERN_AVX512)
+        if (l >= KERN_AVX512)
             return dot_f16_avx512(w, a, n);
         if (l == KERN_AVX2)
             return dot_f16_avx2(w, a, n);
@@ -416,21 +354,9 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
             return dot_bf16_avx2(w, a, n);
 #endif
         return dot_bf16_scalar(w, a, n);
-    case GGML_TYPE_Q8_0:
-#ifdef KERN_X86
-        if (l == KERN_AVX512)
-            return dot_q8_0_avx512(w, a, n);
-        if (l >= KERN_AVX2)
-            return dot_q8_0_avx2(w, a, n);
-#endif
+    case GGML_TYPE_Q8_0: /* the engine multiplies these packed; this is the reference */
         return dot_q8_0_scalar(w, a, n);
     case GGML_TYPE_Q4_0:
-#ifdef KERN_X86
-        if (l == KERN_AVX512)
-            return dot_q4_0_avx512(w, a, n);
-        if (l >= KERN_AVX2)
-            return dot_q4_0_avx2(w, a, n);
-#endif
         return dot_q4_0_scalar(w, a, n);
     default:
         if (!ggml_dequantize_row(t, w, scratch, n))
@@ -455,23 +381,15 @@ void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, in
         }
         int b = 0;
 #ifdef KERN_X86
-        kern_level l = kern_get_level();
         /* Batched rows must equal one-row results bit for bit (drafted greedy output is
-         * the serial one), so the four-row kernels are used only where they repeat the
-         * one-row kernel's arithmetic: F16 at AVX-512, Q8_0/Q4_0 at AVX2. */
-        bool four = (t == GGML_TYPE_F16 && l == KERN_AVX512) ||
-                    ((t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0) && l == KERN_AVX2);
-        for (; four && b + 4 <= nb; b += 4) {
-            const void *xs[4];
+         * the serial one), so the four-row kernel is used only where it repeats the
+         * one-row kernel's arithmetic: F16 at AVX-512. */
+        for (; t == GGML_TYPE_F16 && kern_get_level() >= KERN_AVX512 && b + 4 <= nb; b += 4) {
+            const float *xs[4];
             float o[4];
             for (int k = 0; k < 4; k++)
-                xs[k] = ab + (size_t)(b + k) * act_bytes;
-            if (t == GGML_TYPE_F16)
-                dot4_f16_avx512(row, (const float *const *)xs, n, o);
-            else if (t == GGML_TYPE_Q8_0)
-                dot4_q8_0_avx2(row, (const block_q8_0 *const *)xs, n, o);
-            else
-                dot4_q4_0_avx2(row, (const block_q8_0 *const *)xs, n, o);
+                xs[k] = (const float *)(ab + (size_t)(b + k) * act_bytes);
+            dot4_f16_avx512(row, xs, n, o);
             for (int k = 0; k < 4; k++)
                 out[(size_t)(b + k) * ldo + r] = o[k];
         }

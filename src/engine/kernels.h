@@ -11,7 +11,8 @@
 
 #include "engine/ggml_type.h"
 
-typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2 } kern_level;
+/* KERN_VNNI: AVX-512 with VNNI (vpdpbusd), used by the packed integer kernels. */
+typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2, KERN_VNNI = 3 } kern_level;
 
 /* The best level this CPU supports; kern_set_level picks another (lower) one, for tests. */
 kern_level kern_detect(void);
@@ -21,14 +22,27 @@ const char *kern_level_name(kern_level l);
 
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);
-/* The type activations are stored in for weights of type `t`: Q8_0 for Q8_0/Q4_0, F32
- * otherwise. For F16 and BF16 weights the F32 values are first rounded to F16 / BF16, as
- * ggml rounds activations before those dot products. */
+/* Activations of Q8_0 and Q4_0 weights: 32 values quantized as ggml's Q8_0 does (d =
+ * amax / 127 rounded through F16, q = round(x / d), ties to even), with the scale as a
+ * float and the sum of the quants (for Q4_0's offset of 8). */
+typedef struct kern_q8_block {
+    float d;
+    int32_t sum;
+    int8_t qs[32];
+} kern_q8_block;
+
+/* The kind of activation rows weights of type `t` multiply: GGML_TYPE_Q8_0 (meaning rows
+ * of kern_q8_block) for Q8_0/Q4_0, F32 otherwise. For F16 and BF16 weights the F32 values
+ * are first rounded to F16 / BF16, as ggml rounds activations before those dot products.
+ * Matrices whose types give the same kind can share one prepared row. */
 ggml_type kern_act_type(ggml_type t);
 /* Bytes of one prepared activation row of n elements for weights of type `t`. */
 size_t kern_act_size(ggml_type t, int n);
-/* Converts n floats into the activation format for weights of type `t`. */
+/* Converts n floats into the activation format for weights of type `t`. The same input
+ * gives the same bytes on every kernel level. */
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n);
+/* The values a prepared row stands for (n floats), for tests and references. */
+void kern_act_dequantize(ggml_type t, const void *a, float *x, int n);
 
 /* dot(weight row w of type t, prepared activation a), n elements. `scratch` holds n floats
  * (used for types that are dequantized first: Q4_K, Q6_K, ...). */
@@ -38,6 +52,22 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
  * row_bytes apart; activations act_bytes apart. Each weight row is read once for all nb. */
 void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, int r1,
                  const void *act, size_t act_bytes, int nb, float *out, int ldo, float *scratch);
+
+/* ---- packed Q4_0 / Q8_0 matrices (kernels_pack.c) ----
+ * Rows in groups of 8 (the last group padded with zero-scale rows), interleaved so that
+ * one SIMD lane computes one row. Results do not depend on the kernel level, on nb, or on
+ * how groups are split over threads: they equal kern_dot's, bit for bit. */
+#define KERN_GROUPS(n_out) (((n_out) + 7) / 8)
+bool kern_pack_supported(ggml_type t);
+/* Bytes of the packed form of an n_out x n_in matrix (n_in a multiple of 32). */
+size_t kern_pack_size(ggml_type t, int n_in, int n_out);
+/* Packs row groups [g0, g1) of the matrix at `src` (rows row_bytes apart) into dst, which
+ * holds kern_pack_size bytes; disjoint group ranges can be packed in parallel. */
+void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst);
+/* out[b * ldo + r] for the rows r of groups [g0, g1) (r < n_out) and b < nb; activations
+ * (kern_act_prepare'd for t) are act_stride bytes apart. */
+void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, int g1, const void *act,
+                      size_t act_stride, int nb, float *out, int ldo);
 
 float kern_dot_f32(const float *a, const float *b, int n);
 /* y += a * x */

@@ -8,20 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
-
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+#include "base/rng.h"
 
 sampler_params sampler_params_greedy(void) {
     sampler_params p = {.temperature = 0, .top_k = 0, .top_p = 1};
@@ -31,14 +18,7 @@ sampler_params sampler_params_greedy(void) {
 void sampler_init(sampler *s, const sampler_params *p, uint64_t seed) {
     memset(s, 0, sizeof *s);
     s->p = p ? *p : sampler_params_greedy();
-    uint64_t z = seed;
-    for (int i = 0; i < 4; i++) { /* splitmix64 */
-        z += 0x9E3779B97F4A7C15ull;
-        uint64_t x = z;
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-        s->rng[i] = x ^ (x >> 31);
-    }
+    rng_seed(&s->rng, seed);
 }
 
 void sampler_free(sampler *s) {
@@ -160,7 +140,7 @@ int32_t sampler_sample(sampler *s, const float *logits, int n_vocab) {
         return -1;
     double sum;
     int n = weigh(s, logits, n_vocab, &sum);
-    double r = rng_uniform(s->rng) * sum, c = 0;
+    double r = rng_uniform(&s->rng) * sum, c = 0;
     for (int i = 0; i < n; i++) {
         c += s->prob[i];
         if (r < c)
@@ -200,7 +180,7 @@ int32_t sampler_draw(sampler *s, const float *probs, int n_vocab) {
         }
     if (last < 0)
         return -1;
-    double r = rng_uniform(s->rng) * total, c = 0;
+    double r = rng_uniform(&s->rng) * total, c = 0;
     for (int i = 0; i < last; i++) {
         c += probs[i];
         if (r < c)
@@ -215,7 +195,7 @@ int32_t sampler_speculate(sampler *s, const float *p, const float *q, int n_voca
         return -1;
     /* Accept with probability min(1, p/q): a point-mass proposal has q(draft) = 1. */
     double qd = q ? q[draft] : 1.0, pd = p[draft];
-    if (qd > 0 && rng_uniform(s->rng) * qd < pd) {
+    if (qd > 0 && rng_uniform(&s->rng) * qd < pd) {
         *accepted = true;
         return draft;
     }
@@ -232,7 +212,7 @@ int32_t sampler_speculate(sampler *s, const float *p, const float *q, int n_voca
     }
     if (last < 0) /* p == q: rejection had probability 0; only rounding gets here */
         return sampler_draw(s, p, n_vocab);
-    double r = rng_uniform(s->rng) * total, c = 0;
+    double r = rng_uniform(&s->rng) * total, c = 0;
     for (int i = 0; i < last; i++) {
         double w = (double)p[i] - (q ? q[i] : (i == draft ? 1.0 : 0.0));
         if (w > 0) {

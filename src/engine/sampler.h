@@ -1,7 +1,7 @@
 /* sampler.h - choosing the next token from logits: greedy (temperature 0) or seeded
  * sampling with temperature, top-k and top-p, and the accept/resample step of speculative
  * sampling. The same seed and logits give the same tokens on every run and thread count
- * (the generator is xoshiro256**). */
+ * (the generator is base/rng.h). */
 #ifndef PACER_SAMPLER_H
 #define PACER_SAMPLER_H
 
@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/rng.h"
 
 typedef struct sampler_params {
     float temperature; /* <= 0: greedy (argmax, lowest id on ties) */
@@ -18,7 +19,7 @@ typedef struct sampler_params {
 
 typedef struct sampler {
     sampler_params p;
-    uint64_t rng[4];
+    rng rng;
     int cap;        /* capacity of the work arrays */
     int32_t *idx;   /* candidate ids */
     float *prob;    /* candidate weights */

@@ -14,9 +14,11 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/json.h"
+#include "base/rng.h"
 #include "base/utf8.h"
 #include "engine/gguf.h"
 #include "engine/gguf_write.h"
+#include "engine/tokenizer.h"
 
 #define SYNTH_MAX_TOKENIZER_JSON ((size_t)256 << 20)
 #define SYNTH_CHUNK_ELEMS ((size_t)1 << 20)
@@ -25,43 +27,17 @@ enum { TOKEN_NORMAL = 1, TOKEN_UNKNOWN = 2, TOKEN_CONTROL = 3, TOKEN_USER_DEFINE
 
 /* ---- generator ---- */
 
-static uint64_t splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-void synth_rng_seed(synth_rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t synth_rng_next(synth_rng *r) {
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
 /* Fills x[0..n) with uniform values of standard deviation `std` (two per draw). */
-static void rng_fill_uniform(synth_rng *r, float *x, size_t n, float std) {
+static void rng_fill_uniform(rng *r, float *x, size_t n, float std) {
     const float amp = std * 1.7320508f * 2.0f * 0x1p-24f; /* sqrt(3) * std, over 24-bit units */
     const float off = std * 1.7320508f;
     size_t i = 0;
     for (; i + 1 < n; i += 2) {
-        uint64_t v = synth_rng_next(r);
+        uint64_t v = rng_next(r);
         x[i] = (float)(v >> 40) * amp - off;
         x[i + 1] = (float)((v >> 8) & 0xffffff) * amp - off;
     }
-    if (i < n) x[i] = (float)(synth_rng_next(r) >> 40) * amp - off;
+    if (i < n) x[i] = (float)(rng_next(r) >> 40) * amp - off;
 }
 
 static uint64_t fnv1a64(const char *s) {
@@ -161,20 +137,11 @@ static const char *vocab_own(synth_vocab *v, char *s) {
     return s;
 }
 
-/* GPT-2's byte-to-unicode table: printable bytes map to themselves, the rest to 256+. */
-static uint32_t byte_to_codepoint(int b) {
-    if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255)) return (uint32_t)b;
-    uint32_t n = 0;
-    for (int c = 0; c < b; c++)
-        if (!((c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255))) n++;
-    return 256 + n;
-}
-
 static pacer_err vocab_bytes(synth_vocab *v) {
     pacer_err rc = vocab_alloc(v, 258, 0, 258);
     if (rc) return rc;
     for (int b = 0; b < 256; b++) {
-        uint32_t cp = byte_to_codepoint(b);
+        uint32_t cp = tokenizer_byte_to_codepoint(b);
         char *s = malloc(3);
         if (!s) return PACER_ERR_NOMEM;
         if (cp < 0x80) {
@@ -534,8 +501,8 @@ static pacer_err tensor_stream(gguf_writer *w, const synth_tensor *t, const synt
         return gguf_writer_write_data(w, fx, (size_t)t->ne[0] * sizeof(float));
     }
     ggml_type type = p->type;
-    synth_rng r;
-    synth_rng_seed(&r, p->seed ^ fnv1a64(t->name));
+    rng r;
+    rng_seed(&r, p->seed ^ fnv1a64(t->name));
     uint64_t row_bytes;
     ggml_type_row_size(type, t->ne[0], &row_bytes);
     pacer_err rc = PACER_OK;

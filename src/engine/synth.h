@@ -57,11 +57,4 @@ pacer_err synth_params_check(const synth_params *p, char *err, size_t err_len);
  * attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down}.weight. */
 pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t err_len);
 
-/* xoshiro256** seeded through splitmix64: the generator behind the weights. */
-typedef struct synth_rng {
-    uint64_t s[4];
-} synth_rng;
-void synth_rng_seed(synth_rng *r, uint64_t seed);
-uint64_t synth_rng_next(synth_rng *r);
-
 #endif

@@ -145,8 +145,7 @@ static uint32_t utf8_get(const unsigned char *s, size_t n) {
     }
 }
 
-/* GPT-2's byte <-> printable code point mapping. */
-static uint32_t byte_to_cp(int b) {
+uint32_t tokenizer_byte_to_codepoint(int b) {
     if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255)) return (uint32_t)b;
     int n = 0;
     for (int i = 0; i < b; i++)
@@ -158,7 +157,7 @@ static int cp_table[324];
 
 static void cp_table_init(void) {
     for (int i = 0; i < 324; i++) cp_table[i] = -1;
-    for (int b = 0; b < 256; b++) cp_table[byte_to_cp(b)] = b;
+    for (int b = 0; b < 256; b++) cp_table[tokenizer_byte_to_codepoint(b)] = b;
 }
 
 static int cp_to_byte(uint32_t cp) {
@@ -406,7 +405,7 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
     if ((rc = build_specials(t)) != PACER_OK) goto fail;
     for (int b = 0; b < 256; b++) {
         char s[8];
-        size_t l = kind == MODEL_BPE ? utf8_put(byte_to_cp(b), s) : (size_t)snprintf(s, sizeof s, "<0x%02X>", b);
+        size_t l = kind == MODEL_BPE ? utf8_put(tokenizer_byte_to_codepoint(b), s) : (size_t)snprintf(s, sizeof s, "<0x%02X>", b);
         t->byte_tok[b] = find_bytes(t, s, l);
         if (kind == MODEL_BPE) {
             memcpy(t->byte_utf8[b], s, 4);

@@ -95,4 +95,8 @@ const char *tokenizer_chat_template(const tokenizer *t);
 const char *tokenizer_model(const tokenizer *t);
 const char *tokenizer_pre(const tokenizer *t);
 
+/* GPT-2's byte-level mapping: the printable code point byte `b` (0..255) is written as in a
+ * byte-level BPE vocabulary (printable bytes stand for themselves, the rest map to 256+). */
+uint32_t tokenizer_byte_to_codepoint(int b);
+
 #endif

@@ -1,7 +1,11 @@
 #!/bin/sh
 # bench_private.sh - what a run writes holds no private facts (canaries: host name, home
-# directory, a GPU UUID and serial in the manifest, a prompt marker in a custom suite), and
-# real signals give the documented exit codes: SIGINT 130 with the cancelled attempt kept,
+# directory, a GPU UUID and serial in the manifest, a prompt marker in a custom suite; and
+# what a server says: error bodies, stream error events, finish reasons, token hashes and
+# manifest strings carrying a home path, a host name, IPv4/IPv6 addresses, an e-mail
+# address, a bearer token and the start of the prompt it received), while the receipt still
+# says why each attempt failed and the run's local server log keeps the full text; and real
+# signals give the documented exit codes: SIGINT 130 with the cancelled attempt kept,
 # SIGTERM 143 and SIGHUP 129 with no receipt.
 . tests/lib.sh
 F=tests/data/fault
@@ -39,16 +43,79 @@ HOME="$H" CUDA_VISIBLE_DEVICES="$UUID" $PACER bench some-org/some-model --server
 rc=$?
 check "canary run exits 0" [ $rc -eq 0 ]
 check "receipt directory is 0700" [ "$(stat -c %a "$H/.pacer/benchmarks")" = 700 ]
-files=$(find "$H/.pacer" -type f)
-check "run wrote a receipt and a drafts file" [ "$(echo "$files" | grep -c '\.json$')" -eq 2 ]
+R=$(find "$H/.pacer/benchmarks" -name '*.json' ! -name '*.drafts.json')
+
+# a server whose every word carries canaries (tests/data/fault/canary-*.script); the code and
+# chat prompts each meet an error body and an error event, and two complete streams
+SERVER_CANARIES="/home/canary-user-4d2f canary-user-4d2f gpu-canary-7 10.77.31.201 fd00:77:31::201 ops-canary@example.org sk-canaryT0k3nAbC123xYz789QwE"
+start_server words "--pace-us 0" canary-manifest.script canary-http-500.script canary-stream-error.script \
+  canary-finish.script canary-finish.script canary-http-500.script canary-stream-error.script canary-finish.script
+HOME="$H" $PACER bench some-org/some-model --server "$URL" --model-id m --reps 1 --tokens 16 \
+  > "$TMP/words.out" 2>&1
+rc=$?
+check "server-canary run exits 2 (incomplete cells)" [ $rc -eq 2 ]
+W=$(find "$H/.pacer/benchmarks" -name '*.json' ! -name '*.drafts.json' ! -path "$R")
+LOG=$(find "$H/.pacer/runs" -name server.log)
+check "the run's server log is 0600 in a 0700 directory" sh -c \
+  "[ \"\$(stat -c %a '$LOG')\" = 600 ] && [ \"\$(stat -c %a \"\$(dirname '$LOG')\")\" = 700 ]"
+
+# every file pacer wrote, the server log aside (local, never published): no canary, and no
+# 12 characters in a row of what the server quoted of a prompt (raw, as JSON, or folded)
+files=$(find "$H/.pacer" -type f ! -name server.log)
+check "runs wrote two receipts and two drafts files" [ "$(echo "$files" | grep -c '\.json$')" -eq 4 ]
 leak=0
 for f in $files; do
-  for c in "$HOST" "$H" "home-canary" "$UUID" "SN-CANARY" "canary-host" "$MARK" "$(id -un)"; do
+  for c in "$HOST" "$H" "home-canary" "$UUID" "SN-CANARY" "canary-host" "$MARK" "$(id -un)" $SERVER_CANARIES; do
     if grep -qF -- "$c" "$f"; then leak=1; echo "# leak: '$c' in $(basename "$f")"; fi
   done
 done
-check "no canary in any file the run wrote" [ $leak -eq 0 ]
-R=$(echo "$files" | grep -v drafts)
+check "no canary in any file the runs wrote" [ $leak -eq 0 ]
+check "no run of the quoted prompts in any file the runs wrote" python3 - suites/community-v2.json $files <<'PY'
+import json, sys
+quoted = [w["prompt"][:40] for w in json.load(open(sys.argv[1]))["workloads"]]
+forms = set()
+for q in quoted:
+    for form in (q, json.dumps(q)[1:-1], " ".join(q.split())):
+        forms.update(form[i:i + 12] for i in range(len(form) - 11))
+bad = [(f, w) for f in sys.argv[2:] for w in forms if w in open(f, encoding="utf-8").read()]
+print("\n".join("# leak: %r in %s" % (w, f) for f, w in bad[:5]))
+sys.exit(1 if bad else 0)
+PY
+check "the receipt says why each attempt failed, in pacer's words and the server's (sanitized)" python3 - "$W" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+atts = [a for c in r["cells"] for a in c["attempts"]]
+failed = [a for a in atts if a["status"] != "ok"]
+assert len(failed) == 4 and all(a["reason"] for a in failed), failed
+assert sorted(a["reason"] for a in failed) == ["HTTP 500"] * 2 + ["server error in stream"] * 2, failed
+for a in failed:
+    m = a["server_message"]
+    for p in ("<prompt>", "<path>", "<host>", "<address>", "<email>", "<secret>"):
+        assert p in m, (p, m)
+ok = [a for a in atts if a["status"] == "ok"]
+assert len(ok) == 4 and all(a["finish_reason"] == "other" and a["token_hash"] == "" for a in ok), ok
+assert r["manifest"]["status"] == "rejected" and r["manifest"]["reason"] == "platform holds a host name", r["manifest"]
+assert r["hardware"]["source"] == "unknown" and not r["ranked"]
+PY
+check "the server log holds every canary and the quoted prompts in full" python3 - suites/community-v2.json "$LOG" $SERVER_CANARIES <<'PY'
+import json, sys
+log = open(sys.argv[2], encoding="utf-8").read()
+quoted = [w["prompt"][:40] for w in json.load(open(sys.argv[1]))["workloads"]]
+missing = [c for c in sys.argv[3:] if c not in log]
+missing += [q for q in quoted if json.dumps(q)[1:-1] not in log]
+assert not missing, missing
+for what in ("manifest: rejected", "HTTP error body", "stream error event", "finish_reason", "token_hash"):
+    assert what in log, what
+PY
+check "the run names the server log" grep -q "server messages in full: ~/.pacer/runs/.*/server.log" "$TMP/words.out"
+check "the run prints the sanitized reason" grep -q "incomplete code/.*: HTTP 500: prompt '<prompt>' rejected" "$TMP/words.out"
+HOME="$H" $PACER bench inspect "$W" > "$TMP/words.txt" 2>&1
+check "inspect: each failed attempt with its reason and excerpt, and where the full text is" sh -c "
+  [ \$(grep -c 'failed: HTTP 500: prompt .<prompt>. rejected: cannot load <path> on <host>' '$TMP/words.txt') -eq 2 ] &&
+  [ \$(grep -c 'failed: server error in stream: prompt .<prompt>. lost' '$TMP/words.txt') -eq 2 ] &&
+  grep -q 'server messages in full: ~/.pacer/runs/.*/server.log' '$TMP/words.txt'"
+check "neither the run nor inspect prints a server canary" sh -c \
+  "! grep -qE 'canary-user|gpu-canary|10\.77\.31|fd00:77|ops-canary|sk-canary|import threading|Postgres datab' '$TMP/words.txt' '$TMP/words.out'"
 check "accepted manifest: hardware attested, backend attested" python3 -c "
 import json,sys; r=json.load(open('$R'))
 sys.exit(not (r['hardware']['source']=='attested' and r['backend']['source']=='attested'

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "base/buf.h"
 #include "base/clock.h"
 
@@ -148,20 +150,43 @@ static void script_load(script *sc, const char *path) {
     fclose(f);
 }
 
-/* Expands {i} and {n} of a repeat step into out. */
-static void expand(const step *st, long i, buf *out) {
+/* Expands {prompt40} (any step) and {i} and {n} (repeat steps) into out. */
+static void expand(const step *st, long i, const char *prompt40, buf *out) {
     buf_reset(out);
     const char *s = st->text, *e = st->text + st->len;
+    bool rep = st->kind == STEP_REPEAT;
     while (s < e) {
         const char *brace = memchr(s, '{', (size_t)(e - s));
         if (!brace) brace = e;
         buf_append(out, s, (size_t)(brace - s));
         s = brace;
         if (s == e) break;
-        if (e - s >= 3 && memcmp(s, "{i}", 3) == 0) buf_appendf(out, "%ld", i), s += 3;
-        else if (e - s >= 3 && memcmp(s, "{n}", 3) == 0) buf_appendf(out, "%ld", st->count), s += 3;
+        if (rep && e - s >= 3 && memcmp(s, "{i}", 3) == 0) buf_appendf(out, "%ld", i), s += 3;
+        else if (rep && e - s >= 3 && memcmp(s, "{n}", 3) == 0) buf_appendf(out, "%ld", st->count), s += 3;
+        else if (e - s >= 10 && memcmp(s, "{prompt40}", 10) == 0) buf_append_str(out, prompt40), s += 10;
         else buf_append(out, s, 1), s++;
     }
+}
+
+/* What {prompt40} stands for: the first 40 characters of the prompt the request carried
+ * ("prompt", or the content of the last message), escaped for a JSON string. */
+static void request_prompt40(const char *body, char *out, size_t n) {
+    out[0] = '\0';
+    json_t *root = json_loads(body, 0, NULL), *msgs = json_object_get(root, "messages");
+    const json_t *p = json_object_get(root, "prompt");
+    if (!json_is_string(p)) p = json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "content");
+    if (json_is_string(p)) {
+        const char *t = json_string_value(p);
+        size_t len = 0;
+        for (int chars = 0; t[len] && chars < 40; chars++)
+            for (len++; ((unsigned char)t[len] & 0xC0) == 0x80; len++) {}
+        json_t *cut = json_stringn(t, len);
+        char *q = cut ? json_dumps(cut, JSON_ENCODE_ANY) : NULL;
+        if (q && strlen(q) >= 2) snprintf(out, n, "%.*s", (int)(strlen(q) - 2), q + 1);
+        free(q);
+        json_decref(cut);
+    }
+    json_decref(root);
 }
 
 static bool send_all(int fd, const char *p, size_t n) {
@@ -187,16 +212,16 @@ static bool send_piece(int fd, framing fr, const char *p, size_t n, buf *tmp) {
 }
 
 /* Total body bytes of a script (for Content-Length framing). */
-static size_t script_body_len(const script *sc) {
+static size_t script_body_len(const script *sc, const char *prompt40) {
     size_t total = 0;
     buf tmp;
     buf_init(&tmp, 1 << 20);
     for (size_t k = 0; k < sc->nsteps; k++) {
         const step *st = &sc->steps[k];
         if (st->kind == STEP_PAD) total += (size_t)st->count;
-        else if (st->kind == STEP_CHUNK) total += st->len;
+        else if (st->kind == STEP_CHUNK && !memmem(st->text, st->len, "{prompt40}", 10)) total += st->len;
         else
-            for (long i = 0; i < st->count; i++) expand(st, i, &tmp), total += tmp.len;
+            for (long i = 0; i < st->count; i++) expand(st, i, prompt40, &tmp), total += tmp.len;
     }
     buf_free(&tmp);
     return total;
@@ -210,7 +235,7 @@ static void wait_until(int64_t *target, double delay_ms) {
     if (left > 0) clock_sleep_ns(left);
 }
 
-static void script_play(const script *sc, int fd) {
+static void script_play(const script *sc, int fd, const char *prompt40) {
     buf head, tmp, piece;
     buf_init(&head, 1 << 17);
     buf_init(&tmp, (1 << 20) + 64);
@@ -220,7 +245,7 @@ static void script_play(const script *sc, int fd) {
     buf_append_str(&head, "Connection: close\r\n");
     if (sc->framing == FRAMING_CHUNKED) buf_append_str(&head, "Transfer-Encoding: chunked\r\n");
     if (sc->framing == FRAMING_LENGTH)
-        buf_appendf(&head, "Content-Length: %zu\r\n", script_body_len(sc) + (sc->end == END_CUT ? 100 : 0));
+        buf_appendf(&head, "Content-Length: %zu\r\n", script_body_len(sc, prompt40) + (sc->end == END_CUT ? 100 : 0));
     buf_append_str(&head, "\r\n");
     bool ok = send_all(fd, head.data, head.len);
     int64_t target = clock_now_ns();
@@ -229,11 +254,16 @@ static void script_play(const script *sc, int fd) {
         const step *st = &sc->steps[k];
         if (st->kind == STEP_CHUNK) {
             wait_until(&target, st->delay_ms);
-            ok = send_piece(fd, sc->framing, st->text, st->len, &tmp);
+            if (memmem(st->text, st->len, "{prompt40}", 10)) {
+                expand(st, 0, prompt40, &piece);
+                ok = send_piece(fd, sc->framing, piece.data ? piece.data : "", piece.len, &tmp);
+            } else {
+                ok = send_piece(fd, sc->framing, st->text, st->len, &tmp);
+            }
         } else if (st->kind == STEP_REPEAT) {
             for (long i = 0; ok && i < st->count; i++) {
                 wait_until(&target, st->delay_ms);
-                expand(st, i, &piece);
+                expand(st, i, prompt40, &piece);
                 ok = send_piece(fd, sc->framing, piece.data, piece.len, &tmp);
             }
         } else {
@@ -313,7 +343,9 @@ static void *serve_conn(void *arg) {
             fflush(log_file);
             pthread_mutex_unlock(&log_lock);
         }
-        script_play(sc, fd);
+        char prompt40[512];
+        request_prompt40(req.data + body_at, prompt40, sizeof prompt40);
+        script_play(sc, fd, prompt40);
     }
     buf_free(&req);
     close(fd);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # fixture_hub.py - a small Hugging Face hub on 127.0.0.1 for the pull tests: the revision API,
 # resolve (large files redirect to a second path, /storage/SHA256), Range requests, and
-# switches to drop a connection mid-file, corrupt a byte, or require a bearer token.
+# switches to drop a connection mid-file, corrupt a byte, or require a bearer token; for the
+# board's checkpoint lookups, private repos (401 as the real hub answers without a token) and
+# an outage switch (503 to everything while a file exists).
 import argparse, hashlib, http.server, json, os, sys, threading, urllib.parse
 
 ap = argparse.ArgumentParser()
@@ -14,6 +16,8 @@ ap.add_argument("--drop-after", type=int, default=-1, help="cut large-file bodie
 ap.add_argument("--refuse-range", action="store_true", help="answer 503 to Range requests")
 ap.add_argument("--corrupt", action="store_true", help="flip one byte of every large file served")
 ap.add_argument("--lfs-min", type=int, default=1024, help="files this big or bigger are 'LFS' files")
+ap.add_argument("--private", action="append", default=[], help="ORG/NAME: a private repo (401 without its token)")
+ap.add_argument("--down-file", help="while this file exists, every request gets 503")
 a = ap.parse_args()
 token = os.environ.get("FIXTURE_TOKEN", "")
 lock = threading.Lock()
@@ -87,8 +91,13 @@ class H(http.server.BaseHTTPRequestHandler):
         self.note()
         u = urllib.parse.urlsplit(self.path)
         parts = [urllib.parse.unquote(p) for p in u.path.split("/")[1:]]
+        if a.down_file and os.path.exists(a.down_file):
+            return self.answer(503, b"hub down for maintenance")
         if not self.authorized():
             return self.fail(401, "GatedRepo")
+        repo_of = parts[2] + "/" + parts[3] if parts[:2] == ["api", "models"] and len(parts) >= 4 else "/".join(parts[:2])
+        if repo_of in a.private:
+            return self.fail(401, "RepoNotFound")
         if parts[:2] == ["api", "models"] and len(parts) >= 6 and parts[4] == "revision":
             repo, rev = parts[2] + "/" + parts[3], "/".join(parts[5:])
             if not os.path.isdir(os.path.join(a.root, repo)): return self.fail(404, "RepoNotFound")
@@ -103,7 +112,7 @@ class H(http.server.BaseHTTPRequestHandler):
                 else:
                     s["blobId"] = m["etag"]
                 sib.append(s)
-            body = json.dumps({"id": repo, "sha": a.commit, "siblings": sib}).encode()
+            body = json.dumps({"id": repo, "sha": a.commit, "private": False, "gated": False, "siblings": sib}).encode()
             return self.answer(200, body, [("Content-Type", "application/json")])
         if parts[:1] == ["storage"] and len(parts) == 2:
             for d, _, names in os.walk(a.root):

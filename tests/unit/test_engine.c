@@ -6,11 +6,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "need.h"
 #include "engine/engine.h"
 #include "engine/kernels.h"
+#include "engine/synth.h"
 
 #define GOLDEN_MODEL "../shared/models/rand-gpt2vocab-f16.gguf"
 #define GOLDEN_STEPS "../shared/golden/greedy-gpt2vocab-f16.jsonl"
@@ -166,3 +168,59 @@ Test(engine, open_missing_file) {
     cr_assert_null(e);
     cr_assert_neq(err[0], '\0');
 }
+
+/* ---- quantized checkpoints (packed Q8_0 / Q4_0 matrices) ---- */
+
+/* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group). */
+static engine *open_synth(ggml_type type, int threads, char *path, size_t len) {
+    snprintf(path, len, "/tmp/pacer-test-engine-%d-%s.gguf", (int)getpid(), ggml_type_name(type));
+    synth_params p;
+    synth_params_default(&p);
+    p.dim = 128;
+    p.ffn = 320;
+    p.heads = 4;
+    p.kv_heads = 2;
+    p.layers = 2;
+    p.type = type;
+    p.seed = 11;
+    char err[256] = "";
+    if (access(path, R_OK) != 0)
+        cr_assert_eq(synth_write(&p, path, err, sizeof err), PACER_OK, "%s", err);
+    engine_params ep = {.n_threads = threads, .n_ctx = 128};
+    engine *e = NULL;
+    cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "engine_open: %s", err);
+    return e;
+}
+
+/* Logits of a 70-token prompt evaluated in one call (chunks of a batch), then token by
+ * token: equal bit for bit, as drafting needs; and equal for 1 and 3 threads. */
+static void check_quantized(ggml_type type) {
+    char path[128];
+    enum { T = 70 };
+    engine *e1 = open_synth(type, 1, path, sizeof path), *e3 = open_synth(type, 3, path, sizeof path);
+    int nv = engine_get_info(e1)->n_vocab;
+    int32_t toks[T];
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % nv);
+    float *batched = malloc((size_t)T * nv * sizeof(float)), *one = malloc((size_t)nv * sizeof(float));
+    float *three = malloc((size_t)T * nv * sizeof(float));
+    cr_assert_eq(engine_eval(e1, toks, T, 0, batched, true), PACER_OK);
+    cr_assert_eq(engine_eval(e3, toks, T, 0, three, true), PACER_OK);
+    cr_assert(memcmp(batched, three, (size_t)T * nv * sizeof(float)) == 0, "%s: 1 and 3 threads differ",
+              ggml_type_name(type));
+    for (int i = 0; i < T; i++) {
+        cr_assert_eq(engine_eval(e1, toks + i, 1, i, one, false), PACER_OK);
+        for (int j = 0; j < nv; j++)
+            cr_assert(batched[(size_t)i * nv + j] == one[j], "%s: token %d logit %d: batched %.9g, single %.9g",
+                      ggml_type_name(type), i, j, batched[(size_t)i * nv + j], one[j]);
+    }
+    free(batched);
+    free(one);
+    free(three);
+    engine_close(e1);
+    engine_close(e3);
+    unlink(path);
+}
+
+Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q8_0); }
+Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_0); }

@@ -25,7 +25,7 @@ static void fill(float *x, int n, unsigned seed) {
 static double ref_dot(ggml_type t, const void *w, const void *a, int n) {
     float wf[N], af[N];
     cr_assert(ggml_dequantize_row(t, w, wf, n));
-    cr_assert(ggml_dequantize_row(kern_act_type(t), a, af, n));
+    kern_act_dequantize(t, a, af, n);
     double s = 0;
     for (int i = 0; i < n; i++)
         s += (double)wf[i] * af[i];
@@ -87,6 +87,86 @@ Test(kernels, matmul_batch_equals_dots) {
         check_matmul(types[i], 7);
         check_matmul(types[i], 1);
     }
+}
+
+/* Packed matrices: at every level, for every batch size and every split of the groups,
+ * each output equals the scalar one-row dot bit for bit; rows past n_out are not written. */
+static void check_packed(ggml_type t, int rows, int n) {
+    enum { NB = 11 };
+    float *w = malloc(sizeof(float) * (size_t)rows * n), *x = malloc(sizeof(float) * NB * (size_t)n);
+    fill(w, rows * n, 17 + (unsigned)rows);
+    fill(x, NB * n, 23);
+    /* a few large values, so blocks with extreme quants and mixed scales occur */
+    for (int i = 0; i < rows * n; i += 97)
+        w[i] *= 40;
+    uint64_t rb = 0;
+    cr_assert(ggml_type_row_size(t, n, &rb));
+    unsigned char *wq = malloc((size_t)rows * rb), *pk = malloc(kern_pack_size(t, n, rows));
+    for (int r = 0; r < rows; r++)
+        ggml_quantize_row(t, w + (size_t)r * n, wq + (size_t)r * rb, n);
+    int groups = KERN_GROUPS(rows);
+    kern_pack(t, wq, rb, n, rows, 0, groups / 2, pk); /* in two parts, as threads do */
+    kern_pack(t, wq, rb, n, rows, groups / 2, groups, pk);
+    size_t as = kern_act_size(t, n);
+    unsigned char *aq = malloc(NB * as);
+    for (int b = 0; b < NB; b++)
+        kern_act_prepare(t, x + (size_t)b * n, aq + b * as, n);
+    int ldo = rows + 5;
+    float *out = malloc(sizeof(float) * NB * (size_t)ldo);
+    kern_level best = kern_detect();
+    for (int l = KERN_SCALAR; l <= (int)best; l++) {
+        kern_set_level((kern_level)l);
+        for (int nb = 1; nb <= NB; nb += 3) {
+            for (int i = 0; i < NB * ldo; i++)
+                out[i] = -12345.0f;
+            kern_gemm_packed(t, pk, n, rows, 0, 1, aq, as, nb, out, ldo);
+            kern_gemm_packed(t, pk, n, rows, 1, groups, aq, as, nb, out, ldo);
+            for (int b = 0; b < nb; b++) {
+                for (int r = 0; r < rows; r++) {
+                    float one = kern_dot(t, wq + (size_t)r * rb, aq + b * as, n, NULL);
+                    cr_assert(out[b * ldo + r] == one, "%s packed (%s, nb %d) row %d act %d: %.9g vs %.9g",
+                              ggml_type_name(t), kern_level_name((kern_level)l), nb, r, b, out[b * ldo + r], one);
+                }
+                for (int r = rows; r < ldo; r++)
+                    cr_assert(out[b * ldo + r] == -12345.0f, "padding row %d written", r);
+            }
+        }
+    }
+    kern_set_level(best);
+    free(w);
+    free(x);
+    free(wq);
+    free(pk);
+    free(aq);
+    free(out);
+}
+
+Test(kernels, packed_equals_dots) {
+    check_packed(GGML_TYPE_Q4_0, 8, 64);
+    check_packed(GGML_TYPE_Q4_0, 27, 256);
+    check_packed(GGML_TYPE_Q8_0, 8, 64);
+    check_packed(GGML_TYPE_Q8_0, 43, 160);
+}
+
+/* The activation quantizer gives the same bytes at every level, ties included. */
+Test(kernels, act_prepare_same_at_every_level) {
+    enum { M = 256 };
+    float x[M];
+    fill(x, M, 77);
+    for (int i = 0; i < 32; i++) /* a block with scale 1 whose values are exact halves: ties */
+        x[i] = i == 0 ? 127.0f : (float)(i - 16) + 0.5f;
+    unsigned char ref[M * 2], got[M * 2];
+    kern_level best = kern_detect();
+    kern_set_level(KERN_SCALAR);
+    kern_act_prepare(GGML_TYPE_Q8_0, x, ref, M);
+    for (int l = KERN_AVX2; l <= (int)best; l++) {
+        kern_set_level((kern_level)l);
+        memset(got, 0, sizeof got);
+        kern_act_prepare(GGML_TYPE_Q8_0, x, got, M);
+        cr_assert(memcmp(ref, got, kern_act_size(GGML_TYPE_Q8_0, M)) == 0, "quantized activations differ at %s",
+                  kern_level_name((kern_level)l));
+    }
+    kern_set_level(best);
 }
 
 static atomic_int g_hits[1000];

@@ -10,17 +10,18 @@
 
 #include "engine/gguf.h"
 #include "engine/quantize.h"
+#include "base/rng.h"
 #include "engine/synth.h"
 
 /* Relative RMS error of `t`'s round trip on a seeded Gaussian row of k values. */
 static double roundtrip_error(ggml_type t, int64_t k, uint64_t seed) {
-    synth_rng r;
-    synth_rng_seed(&r, seed);
+    rng r;
+    rng_seed(&r, seed);
     float *x = malloc((size_t)k * sizeof *x), *y = malloc((size_t)k * sizeof *y);
     void *q = malloc((size_t)k * sizeof(float));
     for (int64_t i = 0; i < k; i++) {
-        double u1 = ((double)(synth_rng_next(&r) >> 11) + 0.5) / 9007199254740992.0;
-        double u2 = ((double)(synth_rng_next(&r) >> 11) + 0.5) / 9007199254740992.0;
+        double u1 = ((double)(rng_next(&r) >> 11) + 0.5) / 9007199254740992.0;
+        double u2 = ((double)(rng_next(&r) >> 11) + 0.5) / 9007199254740992.0;
         x[i] = (float)(sqrt(-2 * log(u1)) * cos(2 * M_PI * u2)) * 0.02f;
     }
     if (t == GGML_TYPE_Q4_K) quantize_q4_K_row(x, q, k);

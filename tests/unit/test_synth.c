@@ -13,6 +13,7 @@
 #include "base/utf8.h"
 #include "engine/engine.h"
 #include "engine/gguf.h"
+#include "base/rng.h"
 #include "engine/synth.h"
 #include "engine/tokenizer.h"
 
@@ -27,15 +28,15 @@ static void setup(void) {
 static void teardown(void) { unlink(path); }
 
 Test(synth, rng_is_seeded) {
-    synth_rng a, b, c;
-    synth_rng_seed(&a, 42);
-    synth_rng_seed(&b, 42);
-    synth_rng_seed(&c, 43);
+    rng a, b, c;
+    rng_seed(&a, 42);
+    rng_seed(&b, 42);
+    rng_seed(&c, 43);
     int same_c = 0;
     for (int i = 0; i < 1000; i++) {
-        uint64_t x = synth_rng_next(&a);
-        cr_assert_eq(x, synth_rng_next(&b));
-        same_c += x == synth_rng_next(&c);
+        uint64_t x = rng_next(&a);
+        cr_assert_eq(x, rng_next(&b));
+        same_c += x == rng_next(&c);
     }
     cr_assert_eq(same_c, 0);
 }

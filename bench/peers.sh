@@ -1,0 +1,92 @@
+#!/bin/sh
+# bench/peers.sh - `make bench-peers`: llama.cpp's llama-bench and pacer's bench_engine on the
+# same synthetic 1B-shaped GGUFs (dim 2048, 16 layers, 32/8 heads, ffn 8192), interleaved
+# round by round, with the ratio pacer / llama.cpp per test. Builds nothing: llama-bench
+# comes from `make interop` (or LLAMA_BENCH); bench_engine from `make bench`'s build.
+#   LLAMA_BENCH   llama-bench to run (default $PEERS_DIR/bin/llama-bench, PEERS_DIR=build-peers)
+#   BENCH_THREADS threads for both (default: the online CPUs)
+#   BENCH_TYPES   weight types (default "f16 q8_0 q4_0 q4_k"; a type bench_engine cannot
+#                 synthesize is reported and skipped)
+#   BENCH_PP      prompt lengths (default 128,512); BENCH_TG decode length (default 32)
+#   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type (default 3)
+#   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S")
+set -u
+BUILD=${BUILD:-build}
+export BUILD
+PEERS_DIR=${PEERS_DIR:-build-peers}
+LLAMA_BENCH=${LLAMA_BENCH:-$PEERS_DIR/bin/llama-bench}
+THREADS=${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}
+TYPES=${BENCH_TYPES:-f16 q8_0 q4_0 q4_k}
+PP=${BENCH_PP:-128,512}
+TG=${BENCH_TG:-32}
+ROUNDS=${BENCH_ROUNDS:-3}
+ENGINE="$BUILD/bench/bench_engine"
+
+if [ ! -x "$LLAMA_BENCH" ]; then
+  echo "bench-peers: no llama-bench at $LLAMA_BENCH: run 'make interop' first (or set LLAMA_BENCH / PEERS_DIR)" >&2
+  exit 1
+fi
+if [ ! -x "$ENGINE" ]; then
+  echo "bench-peers: no $ENGINE: run 'make bench' (or make $ENGINE) first" >&2
+  exit 1
+fi
+case " ${OPT:-} ${CFLAGS:-} " in *sanitize*) echo "warning: measuring a sanitizer build" >&2;; esac
+
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+echo "bench-peers: $LLAMA_BENCH against $ENGINE, $THREADS threads, pp $PP, tg $TG, $ROUNDS rounds interleaved" >&2
+for type in $TYPES; do
+  model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
+  r=1
+  while [ "$r" -le "$ROUNDS" ]; do
+    # llama-bench: one repetition per round (it warms up itself); jsonl, one object a test
+    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r 1 -o jsonl 2>/dev/null |
+      sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' |
+      while read -r np ng ts; do
+        if [ "$ng" -gt 0 ]; then t="tg$ng"; else t="pp$np"; fi
+        echo "llama.cpp $type $t $r $ts"
+      done >>"$raw"
+    "$ENGINE" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" |
+      awk -v ty="$type" -v r="$r" -F '\t' '$1 == "pacer" { print "pacer", ty, $4, r, $5 }' >>"$raw"
+    r=$((r + 1))
+  done
+done
+
+[ -n "${BENCH_RAW:-}" ] && cp "$raw" "$BENCH_RAW"
+
+# Per type and test: each engine's median and range over the rounds, the ratio of the
+# medians, and the range of the per-round ratios (each round's two runs sat side by side).
+LC_ALL=C awk -v threads="$THREADS" '
+function median(list, n,   a, i, j, t) {
+  n = split(list, a, " ")
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+  return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function lo(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 < m + 0) m = a[i]; return m }
+function hi(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 > m + 0) m = a[i]; return m }
+{
+  key = $2 " " $3
+  if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+  v[$1, key] = v[$1, key] " " $5
+  val[$1, key, $4] = $5
+  rounds[key, $4] = 1
+}
+END {
+  printf "%-6s %-6s %24s %24s %8s %15s\n", "type", "test", "llama.cpp tok/s (range)", "pacer tok/s (range)", "ratio", "per round"
+  for (k = 1; k <= nk; k++) {
+    key = order[k]; split(key, kt, " ")
+    if (v["llama.cpp", key] == "" || v["pacer", key] == "") continue
+    rl = ""; rmin = ""; rmax = ""
+    for (r = 1; r <= 100; r++) {
+      if (!((key, r) in rounds) || !(("llama.cpp", key, r) in val) || !(("pacer", key, r) in val)) continue
+      q = val["pacer", key, r] / val["llama.cpp", key, r]
+      if (rmin == "" || q < rmin) rmin = q
+      if (rmax == "" || q > rmax) rmax = q
+    }
+    ml = median(v["llama.cpp", key]); mp = median(v["pacer", key])
+    printf "%-6s %-6s %8.1f (%6.1f-%6.1f) %8.1f (%6.1f-%6.1f) %8.2f %7.2f-%5.2f\n", kt[1], kt[2],
+      ml, lo(v["llama.cpp", key]), hi(v["llama.cpp", key]), mp, lo(v["pacer", key]), hi(v["pacer", key]),
+      mp / ml, rmin, rmax
+  }
+  printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", threads
+}' "$raw"

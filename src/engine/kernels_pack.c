@@ -1,0 +1,235 @@
+/* kernels_pack.c - Q4_0 and Q8_0 matrices repacked in groups of 8 rows, one SIMD lane per
+ * row: four bytes of each of the 8 rows sit side by side, so four activation bytes
+ * broadcast to all lanes multiply 8 rows at once, the integer sums stay exact, and the 8
+ * rows' block scales are applied in one multiply. A group block holds the 8 rows' scales
+ * and then, for chunk k, the 8 rows' bytes 4k..4k+3 (Q4_0: 4 chunks, each byte a low and
+ * a high nibble, which are elements 4k+j and 16+4k+j; Q8_0: 8 chunks).
+ *
+ * Every output is computed the same way on every level and for every batch size: per
+ * block the exact integer dot product s, then acc = fma(d_w * d_x, (float)s, acc), blocks
+ * in order. So the scalar, AVX2 and AVX-512 VNNI kernels, any tiling of tokens, and any
+ * split of rows over threads give bit-identical results. */
+#include "engine/kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define KERN_X86 1
+#endif
+
+typedef struct pk_q4_0 {
+    ggml_half d[8];
+    uint8_t q[128];
+} pk_q4_0;
+
+typedef struct pk_q8_0 {
+    ggml_half d[8];
+    int8_t q[256];
+} pk_q8_0;
+
+_Static_assert(sizeof(pk_q4_0) == 8 * sizeof(block_q4_0), "pk_q4_0 holds 8 blocks");
+_Static_assert(sizeof(pk_q8_0) == 8 * sizeof(block_q8_0), "pk_q8_0 holds 8 blocks");
+
+#define TILE_TOKENS 4 /* tokens multiplied per pass over a group's weights (AVX2) */
+
+bool kern_pack_supported(ggml_type t) { return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0; }
+
+static size_t pack_block_size(ggml_type t) { return t == GGML_TYPE_Q4_0 ? sizeof(pk_q4_0) : sizeof(pk_q8_0); }
+
+size_t kern_pack_size(ggml_type t, int n_in, int n_out) {
+    return (size_t)KERN_GROUPS(n_out) * (size_t)(n_in / 32) * pack_block_size(t);
+}
+
+void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
+    int nblk = n_in / 32, chunks = t == GGML_TYPE_Q4_0 ? 4 : 8;
+    size_t bs = pack_block_size(t), src_bs = t == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0);
+    for (int g = g0; g < g1; g++)
+        for (int b = 0; b < nblk; b++) {
+            unsigned char *pk = (unsigned char *)dst + ((size_t)g * nblk + b) * bs;
+            ggml_half *d = (ggml_half *)pk;
+            unsigned char *q = pk + 8 * sizeof(ggml_half);
+            memset(pk, 0, bs);
+            for (int i = 0; i < 8; i++) {
+                int r = g * 8 + i;
+                if (r >= n_out)
+                    continue; /* padding rows: scale 0 */
+                const unsigned char *blk = (const unsigned char *)src + (size_t)r * row_bytes + (size_t)b * src_bs;
+                memcpy(&d[i], blk, sizeof(ggml_half));
+                for (int k = 0; k < chunks; k++)
+                    memcpy(q + (size_t)(k * 8 + i) * 4, blk + sizeof(ggml_half) + 4 * k, 4);
+            }
+        }
+}
+
+/* ---------------- scalar (the reference every level equals) ---------------- */
+
+static int q4_0_isum(const pk_q4_0 *pk, int i, const kern_q8_block *x) {
+    int s = 0;
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 4; j++) {
+            int byte = pk->q[(k * 8 + i) * 4 + j];
+            s += (byte & 0x0F) * x->qs[4 * k + j] + (byte >> 4) * x->qs[16 + 4 * k + j];
+        }
+    return s - 8 * x->sum;
+}
+
+static int q8_0_isum(const pk_q8_0 *pk, int i, const kern_q8_block *x) {
+    int s = 0;
+    for (int k = 0; k < 8; k++)
+        for (int j = 0; j < 4; j++)
+            s += pk->q[(k * 8 + i) * 4 + j] * x->qs[4 * k + j];
+    return s;
+}
+
+static void gemm_scalar(ggml_type t, const void *P, int nblk, int n_out, int g, const unsigned char *act,
+                        size_t act_stride, int nb, float *out, int ldo) {
+    size_t bs = pack_block_size(t);
+    for (int tk = 0; tk < nb; tk++) {
+        const kern_q8_block *x = (const kern_q8_block *)(act + (size_t)tk * act_stride);
+        float acc[8] = {0};
+        for (int b = 0; b < nblk; b++) {
+            const unsigned char *pk = (const unsigned char *)P + ((size_t)g * nblk + b) * bs;
+            for (int i = 0; i < 8; i++) {
+                int s = t == GGML_TYPE_Q4_0 ? q4_0_isum((const pk_q4_0 *)pk, i, &x[b]) : q8_0_isum((const pk_q8_0 *)pk, i, &x[b]);
+                float d = ggml_fp16_to_fp32(((const ggml_half *)pk)[i]) * x[b].d;
+                acc[i] = fmaf(d, (float)s, acc[i]);
+            }
+        }
+        for (int i = 0; i < 8 && g * 8 + i < n_out; i++)
+            out[(size_t)tk * ldo + g * 8 + i] = acc[i];
+    }
+}
+
+/* ---------------- AVX2 ---------------- */
+#ifdef KERN_X86
+#define T_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define T_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define INLINE __attribute__((always_inline)) static inline
+
+INLINE int32_t load_i32(const void *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
+    if (valid >= 8) {
+        _mm256_storeu_ps(o, v);
+        return;
+    }
+    float tmp[8];
+    _mm256_storeu_ps(tmp, v);
+    memcpy(o, tmp, (size_t)valid * sizeof(float));
+}
+
+/* One group of 8 rows times `rn` (<= TILE_TOKENS) tokens; x[t] is token t's blocks. */
+T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_block *const *x, const int rn,
+                                  float *const *o, int valid) {
+    __m256 acc[TILE_TOKENS];
+    for (int t = 0; t < TILE_TOKENS; t++)
+        acc[t] = _mm256_setzero_ps();
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    for (int b = 0; b < nblk; b++, pk++) {
+        __m256i w[8];
+        for (int k = 0; k < 4; k++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
+            w[k] = _mm256_and_si256(v, m4);
+            w[k + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        }
+        __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
+#pragma GCC unroll 4
+        for (int t = 0; t < rn; t++) {
+            const kern_q8_block *xb = &x[t][b];
+            __m256i s = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(load_i32(xb->qs)));
+#pragma GCC unroll 8
+            for (int k = 1; k < 8; k++) /* |sum| <= 8 * 2 * 15 * 127 < 32768: exact in int16 */
+                s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[k], _mm256_set1_epi32(load_i32(xb->qs + 4 * k))));
+            __m256i is = _mm256_sub_epi32(_mm256_madd_epi16(s, ones), _mm256_set1_epi32(8 * xb->sum));
+            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store8(o[t], valid, acc[t]);
+}
+
+T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_block *const *x, const int rn,
+                                  float *const *o, int valid) {
+    __m256 acc[TILE_TOKENS];
+    for (int t = 0; t < TILE_TOKENS; t++)
+        acc[t] = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int b = 0; b < nblk; b++, pk++) {
+        __m256i aw[8];
+        for (int k = 0; k < 8; k++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
+            aw[k] = _mm256_sign_epi8(v, v);
+        }
+        __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
+#pragma GCC unroll 4
+        for (int t = 0; t < rn; t++) {
+            const kern_q8_block *xb = &x[t][b];
+            __m256i is = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) { /* |w| times x with w's sign: pairs <= 2 * 128 * 127 */
+                __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
+                __m256i sx = _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xb->qs + 4 * k)), v);
+                is = _mm256_add_epi32(is, _mm256_madd_epi16(_mm256_maddubs_epi16(aw[k], sx), ones));
+            }
+            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store8(o[t], valid, acc[t]);
+}
+
+/* Groups [g0, g1) times nb tokens: each group's weights (a few KB) stay in L1 while the
+ * tokens pass over them TILE_TOKENS at a time. */
+T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                             size_t act_stride, int nb, float *out, int ldo) {
+    size_t bs = pack_block_size(t);
+    for (int g = g0; g < g1; g++) {
+        const void *pk = (const unsigned char *)P + (size_t)g * nblk * bs;
+        int valid = n_out - g * 8;
+        for (int t0 = 0; t0 < nb; t0 += TILE_TOKENS) {
+            int rn = nb - t0 < TILE_TOKENS ? nb - t0 : TILE_TOKENS;
+            const kern_q8_block *x[TILE_TOKENS];
+            float *o[TILE_TOKENS];
+            for (int k = 0; k < rn; k++) {
+                x[k] = (const kern_q8_block *)(act + (size_t)(t0 + k) * act_stride);
+                o[k] = out + (size_t)(t0 + k) * ldo + (size_t)g * 8;
+            }
+#define TILE_CASE(n)                                                          \
+    case n:                                                                   \
+        if (t == GGML_TYPE_Q4_0)                                              \
+            q4_0_avx2_tile(pk, nblk, x, n, o, valid);                         \
+        else                                                                  \
+            q8_0_avx2_tile(pk, nblk, x, n, o, valid);                         \
+        break;
+            switch (rn) {
+                TILE_CASE(1)
+                TILE_CASE(2)
+                TILE_CASE(3)
+                TILE_CASE(4)
+            }
+#undef TILE_CASE
+        }
+    }
+}
+#endif
+
+/* ---------------- dispatch ---------------- */
+
+void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, int g1, const void *act,
+                      size_t act_stride, int nb, float *out, int ldo) {
+    int nblk = n_in / 32;
+#ifdef KERN_X86
+    if (kern_get_level() >= KERN_AVX2) {
+        gemm_avx2(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
+        return;
+    }
+#endif
+    for (int g = g0; g < g1; g++)
+        gemm_scalar(t, P, nblk, n_out, g, act, act_stride, nb, out, ldo);
+}

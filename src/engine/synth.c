@@ -365,7 +365,7 @@ static bool bytelevel_decode(const char *tok, size_t len, char *out, size_t n, s
     static bool ready;
     if (!ready) {
         for (int c = 0; c < 512; c++) byte_of[c] = -1;
-        for (int b = 0; b < 256; b++) byte_of[byte_to_codepoint(b)] = (int16_t)b;
+        for (int b = 0; b < 256; b++) byte_of[tokenizer_byte_to_codepoint(b)] = (int16_t)b;
         ready = true;
     }
     size_t o = 0;

@@ -13,6 +13,8 @@
 
 #include "base/buf.h"
 #include "base/fileio.h"
+#include "base/json.h"
+#include "net/http.h"
 #include "base/version.h"
 #include "bench/runlog.h"
 #include "probe/probe.h"
@@ -131,6 +133,37 @@ static pacer_err log_path_make(managed_run *m, char *err, size_t err_len) {
     return PACER_OK;
 }
 
+static pacer_err models_collect(void *ctx, const char *data, size_t n, int64_t t_ns) {
+    (void)t_ns;
+    return buf_append((buf *)ctx, data, n);
+}
+
+/* Whether the served model takes raw text on /v1/completions, as the engine declares it in
+ * /v1/models ("raw_text", `pacer serve` names its chat family's); an engine that says
+ * nothing takes it. Read once the engine is ready. */
+static void raw_text_from_models(managed_run *m, const volatile sig_atomic_t *cancel) {
+    m->no_raw_text = false;
+    char url[128];
+    snprintf(url, sizeof url, "%s/v1/models", m->url);
+    buf body;
+    buf_init(&body, 1u << 20);
+    http_request req = {.method = "GET", .url = url, .connect_timeout_ms = 5000, .total_timeout_ms = 15000,
+                        .cancel_flag = cancel, .on_data = models_collect, .ctx = &body};
+    http_response resp;
+    http_response_init(&resp);
+    json_t *doc = http_perform(&req, &resp) == PACER_OK && resp.status == 200 && body.len
+                      ? json_loadb(body.data, body.len, 0, NULL) : NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "data"), i, e) {
+        bool ours = strcmp(json_get_str(e, "id", ""), m->served_name) == 0 || json_array_size(json_object_get(doc, "data")) == 1;
+        if (ours && json_is_false(json_object_get(e, "raw_text"))) m->no_raw_text = true;
+    }
+    json_decref(doc);
+    http_response_free(&resp);
+    buf_free(&body);
+}
+
 pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *cancel, char *err, size_t err_len) {
     pacer_err rc;
     m->engine_failed = false;
@@ -162,6 +195,7 @@ pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *canc
     launch_ready r = launch_server_wait_ready(&m->server, m->adapter->ready_path, timeout, cancel);
     if (r == LAUNCH_READY) {
         backend_from_engine_log(m);
+        raw_text_from_models(m, cancel);
         return PACER_OK;
     }
     managed_engine_stop(m, false);
@@ -200,6 +234,7 @@ void managed_runner_options(const managed_run *m, runner_options *o) {
     if (m->backend_reported[0]) o->backend = m->backend_reported, o->backend_source = "reported";
     else if (!o->backend) o->backend = m->adapter->backend;
     o->sequence_slots = 1; /* every adapter starts its engine with one sequence slot */
+    o->no_raw_text = m->no_raw_text;
     o->platform = m->platform[0] ? m->platform : NULL;
     o->hardware = m->hardware;
     o->run_id = m->args.run_id;

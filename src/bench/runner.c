@@ -54,6 +54,12 @@ static int runner_cells(const runner_options *o, runner_cell *cells, int max) {
     return n;
 }
 
+/* Every workload goes to the chat route: --chat-only, or (v2 rules: "families without a
+ * raw-text mode send the code prompt as one chat user message") the server declared so. */
+static bool runner_chat_only(const runner_options *o) {
+    return o->chat_only || (o->no_raw_text && o->suite->rule_version >= 2);
+}
+
 static json_t *str_or_unknown(const char *s) { return json_string(s && *s ? s : "unknown"); }
 
 /* The host of a URL ("gpu-7.example.net" of "http://user@gpu-7.example.net:8000/v1") into
@@ -181,7 +187,7 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_t *temps = json_array();
     json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b,s:o}", "repetitions", reps, "warmups",
                                                  warmups, "max_tokens", tokens, "temperatures", temps, "chat_only",
-                                                 o->chat_only, "thinking_disabled", s->thinking_disabled,
+                                                 runner_chat_only(o), "thinking_disabled", s->thinking_disabled,
                                                  "prompt_cache_disabled", s->prompt_cache_disabled, "drafter_passed",
                                                  o->drafter_passed, "drafter",
                                                  o->drafter_id ? json_string(o->drafter_id) : json_null()));
@@ -229,7 +235,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     for (int ci = 0; ci < n_cells && !cancelled; ci++) {
         const runner_cell *c = &cells[ci];
         int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
-        attempt_route route = o->chat_only ? ATTEMPT_ROUTE_CHAT : c->w->route;
+        attempt_route route = runner_chat_only(o) ? ATTEMPT_ROUTE_CHAT : c->w->route;
         rules_context ctx = {s->rule_version, max_tokens, c->st.temperature == 0.0, s->natural_stop_min_tokens};
         json_t *atts = json_array(), *reasons = json_array();
         bool cell_ok = true;

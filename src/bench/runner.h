@@ -57,7 +57,10 @@ typedef struct runner_options {
     int reps, warmups, tokens;  /* 0: the suite's */
     int n_temps;                /* 0: the suite's settings */
     double temps[RUNNER_MAX_TEMPS];
-    bool chat_only;             /* the server has no raw-text mode (v2 only) */
+    bool chat_only;             /* --chat-only: the server has no raw-text mode (v2 only) */
+    bool no_raw_text;           /* the server declared its model takes no raw text (managed:
+                                 * /v1/models "raw_text": false): under v2 rules the raw-text
+                                 * workloads go to the chat route, as with chat_only */
     bool drafter_passed;
     const char *drafter_id;     /* "ORG/NAME@COMMIT" of a cached drafter; NULL: none or a local path (never named) */
     int64_t idle_timeout_ms;    /* 0: attempt default */

@@ -114,6 +114,19 @@ PATH="$TMP/fakebin:$PATH" HIP_VISIBLE_DEVICES=0 "$PACER" bench "$MODEL" --engine
 check "every kept GPU named: hardware source probed" python3 -c "
 import json,sys; h=json.load(open('$TMP/hip0.json'))['hardware']; sys.exit(h['source']!='probed' or len(h['gpus'])!=1)"
 
+# a model whose family has no raw-text mode (the engine's /v1/models says so): under the v2
+# rules the code workload goes to the chat route, recorded per sample; v1 never relabels
+FAKE_ENGINE_RAW_TEXT=0 "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/raw.json" >"$TMP/out" 2>&1
+rc=$?
+check "no raw text declared: v2 code cells on the chat route, every sample says so (exit $rc)" python3 -c "
+import json,sys; r=json.load(open('$TMP/raw.json'))
+sys.exit(not (r['settings']['chat_only'] and all(c['route']=='chat' and all(a['route']=='chat' for a in c['attempts']) for c in r['cells'])
+  and r['exit_status']==0))"
+check "... and the receipt inspects (route check)" "$PACER" bench inspect "$TMP/raw.json"
+"$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/raw1.json" >"$TMP/out" 2>&1
+check "raw text not declared absent: code on the completions route" python3 -c "
+import json,sys; r=json.load(open('$TMP/raw1.json')); sys.exit(r['cells'][0]['route']!='completions' or r['settings']['chat_only'])"
+
 # llama.cpp's backend is what its log says the weights were loaded on, never "auto"
 FAKE_ENGINE_LOG_LINE="load_tensors:        CUDA0 model buffer size =    23.50 MiB" \
   "$PACER" bench "$MODEL" --engine llama.cpp --engine-bin "$FAKE" $SHORT --output "$TMP/lc.json" >"$TMP/out" 2>&1

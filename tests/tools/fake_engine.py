@@ -7,7 +7,8 @@
 # "slow" streams 20 ms per token, "stubborn" too, ignores SIGTERM and starts a child process
 # (same process group, also deaf to SIGTERM; its pid goes to $FAKE_ENGINE_PIDFILE.child),
 # "greedy-only" refuses any request with a temperature above 0 (HTTP 400 with its reason).
-# $FAKE_ENGINE_LOG_LINE is printed to its log at start-up.
+# $FAKE_ENGINE_LOG_LINE is printed to its log at start-up; FAKE_ENGINE_RAW_TEXT=0 makes
+# /v1/models declare that the model takes no raw text.
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
 # "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. $FAKE_ENGINE_PIDFILE receives its pid.
 import json, os, signal, sys, time
@@ -51,6 +52,8 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(3600)
         code = 200 if self.path in ("/health", "/v1/models") else 404
         body = b'{"status":"ok"}' if code == 200 else b'{"error":{"message":"not found","type":"not_found"}}'
+        if self.path == "/v1/models" and os.environ.get("FAKE_ENGINE_RAW_TEXT") == "0":  # a family without raw text
+            body = b'{"object":"list","data":[{"id":"fake","object":"model","raw_text":false}]}'
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

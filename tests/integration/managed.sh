@@ -287,8 +287,8 @@ if python3 -c 'import json,sys; sys.exit(bool(json.load(open(sys.argv[1]))["hard
   check "inspect warns the same" sh -c "'$PACER' bench inspect '$TMP/hfs.json' | grep -q 'public managed receipt with no GPU reported'"
 fi
 python3 -c "import json; r=json.load(open('$TMP/hfs.json')); r['ranked']=True; r['unranked_reasons']=[]; json.dump(r,open('$TMP/hfs-forged.json','w'))"
-check "inspect refuses a receipt marked ranked that the rules do not rank" \
-  sh -c "'$PACER' bench inspect '$TMP/hfs-forged.json' 2>&1 | grep -q 'rank check failed'"
+check "inspect says when a receipt is marked ranked that the rules do not rank" \
+  sh -c "'$PACER' bench inspect '$TMP/hfs-forged.json' 2>&1 | grep -q 'marked ranked, but the ranking rules say: no GPU reported'"
 check "--drafter auto, no drafter cached: none passed, and why" \
   sh -c "grep -q 'drafter: none: some-org/tiny-model-drafter is not usable from the cache' '$TMP/out' && ! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
 # the target's own drafter in the cache: --drafter auto passes it and names it (repo@commit)

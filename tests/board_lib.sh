@@ -72,7 +72,11 @@ start_board() {
   wait_file "$TMP/$n.port" 20 || { cat "$TMP/$n.log" >&2; return 1; }
   BOARD="http://127.0.0.1:$(cat "$TMP/$n.port")"
 }
-stop_board() { kill "$BOARD_PID" 2>/dev/null; wait "$BOARD_PID" 2>/dev/null; }
+# stop_board: SIGTERM; the board must exit 0 (under the sanitizer build: no leak, no error)
+stop_board() {
+  kill "$BOARD_PID" 2>/dev/null; wait "$BOARD_PID" 2>/dev/null
+  src=$?; [ $src -eq 0 ] || fail "the board stops cleanly" "exit status $src"
+}
 
 # upload FILE TOKEN: POSTs a receipt with curl; the status in $CODE, the answer in $TMP/answer.json
 upload() {

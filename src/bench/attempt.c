@@ -4,6 +4,7 @@
 #include "bench/attempt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -20,7 +21,7 @@ _Static_assert(ATTEMPT_MESSAGE_MAX == SANITIZE_EXCERPT_MAX + 1, "the message fie
 #define ATTEMPT_DEFAULT_IDLE_MS 60000
 #define ATTEMPT_DEFAULT_TOTAL_MS 1800000
 
-typedef struct attempt_state {
+struct attempt_stream {
     const attempt_request *req;
     attempt_sample *s;
     sse_parser sse;
@@ -28,14 +29,28 @@ typedef struct attempt_state {
     int64_t first_ns, last_ns;
     int64_t events;
     bool saw_done;
+    /* the arrival time of every delivery, when the request asks for them */
+    int64_t *times;
+    size_t n_times, cap_times, max_times;
+    bool times_overflow;
+    /* what the request is built from; live until attempt_stream_free() */
+    buf url;
+    char *body;
+    char auth[512];
+    const char *headers[4];
+    http_request http;
     char reason[ATTEMPT_REASON_MAX]; /* set by the event handler when it stops the stream */
-    /* First members of the server-rate field paths, quoted ("\"x_stats\""), that the fixed
-     * keys of attempt_needs_full_parse do not already cover: set once per attempt. */
-    char heads[2][66];
-    size_t head_len[2];
-    int n_heads;
+    bool stopped;          /* req->on_text asked to stop */
+    /* The top-level members the fast path looks for: those that make an event worth a
+     * full parse (attempt_full_parse_keys, then the first members of the server-rate field
+     * paths they do not cover), and "choices" last. Set once per attempt. */
+    char heads[2][64];
+    const char *keys[8];
+    size_t n_keys;
+    json_skim_plan *plan; /* keys, then ATTEMPT_CHOICE_PATHS: one skim finds them all */
     sanitize_context *own_sanitize; /* built from the prompt when the request brings none */
-} attempt_state;
+};
+typedef struct attempt_stream attempt_state;
 
 const char *attempt_route_name(attempt_route r) { return r == ATTEMPT_ROUTE_CHAT ? "chat" : "completions"; }
 const char *attempt_route_path(attempt_route r) {
@@ -55,13 +70,28 @@ static void attempt_log(const attempt_state *st, const char *what, const char *t
 
 /* The sample's server_message: `text` sanitized against the request's context, or one of
  * the prompt alone; empty when no context can be had (nothing unsanitized is kept). */
+/* The context of a request that brings none: its prompt, or every message of its conversation. */
+static sanitize_context *attempt_own_context(const attempt_request *req) {
+    sanitize_context *c = sanitize_context_new();
+    pacer_err rc = c ? PACER_OK : PACER_ERR_NOMEM;
+    if (!rc && req->prompt) rc = sanitize_context_add_text(c, req->prompt, strlen(req->prompt));
+    size_t i;
+    const json_t *m;
+    json_array_foreach(req->messages, i, m) {
+        const json_t *content = json_object_get(m, "content");
+        if (!rc && json_is_string(content))
+            rc = sanitize_context_add_text(c, json_string_value(content), json_string_length(content));
+    }
+    if (rc) {
+        sanitize_context_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void attempt_message(attempt_state *st, const char *text, size_t n) {
     const sanitize_context *c = st->req->sanitize;
-    if (!c && !st->own_sanitize && (st->own_sanitize = sanitize_context_new()) &&
-        sanitize_context_add_text(st->own_sanitize, st->req->prompt, strlen(st->req->prompt))) {
-        sanitize_context_free(st->own_sanitize);
-        st->own_sanitize = NULL;
-    }
+    if (!c && !st->own_sanitize) st->own_sanitize = attempt_own_context(st->req);
     if (!c) c = st->own_sanitize;
     if (c) sanitize_text(c, text, n, st->s->server_message, sizeof st->s->server_message);
     else st->s->server_message[0] = '\0';
@@ -117,93 +147,139 @@ static void attempt_read_token_hash(attempt_state *st, const json_t *v) {
     }
 }
 
+/* Appends the arrival time of the delivery just counted; past the cap it is only noted. */
+static void attempt_keep_time(attempt_state *st) {
+    if (st->n_times == st->cap_times) {
+        size_t cap = st->cap_times ? st->cap_times * 2 : 256;
+        if (cap > st->max_times) cap = st->max_times;
+        int64_t *t = st->n_times < cap ? realloc(st->times, cap * sizeof *t) : NULL;
+        if (!t) {
+            st->times_overflow = true;
+            return;
+        }
+        st->times = t;
+        st->cap_times = cap;
+    }
+    st->times[st->n_times++] = st->now_ns;
+}
+
+/* Counts a delivery of `n` decoded output bytes (none when n is 0). */
+static void attempt_count(attempt_state *st, size_t n) {
+    attempt_sample *s = st->s;
+    if (!n) return;
+    if (!s->deliveries) st->first_ns = st->now_ns;
+    st->last_ns = st->now_ns;
+    s->deliveries++;
+    s->output_bytes += (int64_t)n;
+    if (st->max_times) attempt_keep_time(st);
+}
+
+/* Keeps a finish_reason (NUL-terminated, n bytes) in pacer's vocabulary; one it does not
+ * know is recorded as 'other' and goes to the log. */
+static void attempt_finish_reason(attempt_state *st, const char *v, size_t n) {
+    attempt_sample *s = st->s;
+    const char *known = sanitize_vocab(sanitize_finish_reasons, v);
+    if (strcmp(known, "other") == 0 && strcmp(s->finish_reason, "other") != 0)
+        attempt_log(st, "finish_reason (recorded as 'other')", v, n);
+    attempt_copy(s->finish_reason, sizeof s->finish_reason, known);
+}
+
+/* Hands the string member `key` of `obj` to req->on_text when it is non-empty. */
+static void attempt_pass_text(attempt_state *st, const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
+    if (st->stopped || !json_is_string(v) || json_string_length(v) == 0) return;
+    if (st->req->on_text(st->req->on_text_ctx, json_string_value(v), json_string_length(v), st->now_ns))
+        st->stopped = true;
+}
+
 /* Reads choices[0]: counts a delivery when its text or delta is non-empty, keeps finish_reason. */
 static void attempt_read_choice(attempt_state *st, const json_t *choice) {
-    attempt_sample *s = st->s;
     if (!json_is_object(choice)) return;
     size_t n = attempt_str_len(choice, "text");
     const json_t *delta = json_object_get(choice, "delta");
     if (json_is_object(delta))
         n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
              attempt_str_len(delta, "reasoning");
-    if (n) {
-        if (!s->deliveries) st->first_ns = st->now_ns;
-        st->last_ns = st->now_ns;
-        s->deliveries++;
-        s->output_bytes += (int64_t)n;
+    attempt_count(st, n);
+    if (n && st->req->on_text) {
+        attempt_pass_text(st, choice, "text");
+        if (json_is_object(delta)) {
+            attempt_pass_text(st, delta, "content");
+            attempt_pass_text(st, delta, "reasoning_content");
+            attempt_pass_text(st, delta, "reasoning");
+        }
     }
     const json_t *fr = json_object_get(choice, "finish_reason");
-    if (json_is_string(fr)) {
-        const char *known = sanitize_vocab(sanitize_finish_reasons, json_string_value(fr));
-        if (strcmp(known, "other") == 0 && strcmp(s->finish_reason, "other") != 0)
-            attempt_log(st, "finish_reason (recorded as 'other')", json_string_value(fr), json_string_length(fr));
-        attempt_copy(s->finish_reason, sizeof s->finish_reason, known);
-    }
+    if (json_is_string(fr)) attempt_finish_reason(st, json_string_value(fr), json_string_length(fr));
 }
 
-/* True when `"key"` appears as a member with a non-null value. In raw JSON text a key is
- * always written between unescaped quotes and followed by ':', so a member that is present
- * is always found; a false match only costs the full parse. OpenAI-style streams send
- * "usage":null in every chunk: that does not count. */
-static bool attempt_has_member(const char *d, size_t n, const char *key, size_t key_len) {
-    const char *end = d + n;
-    for (const char *p = memmem(d, n, key, key_len); p; p = memmem(p + 1, (size_t)(end - p - 1), key, key_len)) {
-        const char *v = p + key_len;
-        while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')) v++;
-        if (v == end || *v != ':') continue; /* a string value, not a key */
-        v++;
-        while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')) v++;
-        if ((size_t)(end - v) >= 4 && memcmp(v, "null", 4) == 0) continue;
-        return true;
-    }
-    return false;
-}
-
-/* Members that make an event worth a full parse. */
-static const struct { const char *key; size_t len; } attempt_full_parse_keys[] = {
-    {"\"usage\"", 7}, {"\"timings\"", 9}, {"\"token_hash\"", 12}, {"\"error\"", 7}};
+/* Top-level members that make an event worth a full parse when present and not null
+ * (OpenAI-style streams send "usage":null in every chunk: that does not count). */
+static const char *const attempt_full_parse_keys[] = {"usage", "timings", "token_hash", "error"};
 #define ATTEMPT_N_FULL_PARSE_KEYS (sizeof attempt_full_parse_keys / sizeof attempt_full_parse_keys[0])
 
-/* Adds the quoted first member of a dotted field path to st->heads unless it is empty, too
- * long, or already looked for. */
+/* Adds the first member of a dotted field path to the keys looked for, unless it is
+ * empty, too long, or already looked for. */
 static void attempt_add_head(attempt_state *st, const char *path) {
     size_t len = strcspn(path, ".");
-    char *q = st->heads[st->n_heads];
-    if (len == 0 || len + 2 > sizeof st->heads[0]) return;
-    q[0] = '"';
-    memcpy(q + 1, path, len);
-    q[len + 1] = '"';
-    for (size_t i = 0; i < ATTEMPT_N_FULL_PARSE_KEYS; i++)
-        if (attempt_full_parse_keys[i].len == len + 2 && memcmp(attempt_full_parse_keys[i].key, q, len + 2) == 0) return;
-    for (int i = 0; i < st->n_heads; i++)
-        if (st->head_len[i] == len + 2 && memcmp(st->heads[i], q, len + 2) == 0) return;
-    st->head_len[st->n_heads++] = len + 2;
+    if (len == 0 || len >= sizeof st->heads[0]) return;
+    for (size_t i = 0; i < st->n_keys; i++)
+        if (strlen(st->keys[i]) == len && memcmp(st->keys[i], path, len) == 0) return;
+    char *h = st->heads[st->n_keys - ATTEMPT_N_FULL_PARSE_KEYS];
+    memcpy(h, path, len);
+    h[len] = '\0';
+    st->keys[st->n_keys++] = h;
 }
 
-static bool attempt_needs_full_parse(const attempt_state *st, const char *d, size_t n) {
-    for (size_t i = 0; i < ATTEMPT_N_FULL_PARSE_KEYS; i++)
-        if (attempt_has_member(d, n, attempt_full_parse_keys[i].key, attempt_full_parse_keys[i].len)) return true;
-    for (int i = 0; i < st->n_heads; i++)
-        if (attempt_has_member(d, n, st->heads[i], st->head_len[i])) return true;
-    return false;
+/* What the fast path reads of choices[0], in this order. */
+static const char *const attempt_choice_paths[] = {"choices[0].text", "choices[0].delta.content",
+                                                   "choices[0].delta.reasoning_content", "choices[0].delta.reasoning",
+                                                   "choices[0].finish_reason"};
+#define ATTEMPT_N_CHOICE_PATHS 5
+
+/* The fast path's plan: the full-parse keys, the heads of the field paths, then what it
+ * reads of choices[0]. NULL when it cannot be built (every event is then parsed in full). */
+static void attempt_set_plan(attempt_state *st) {
+    const char *paths[8 + ATTEMPT_N_CHOICE_PATHS];
+    for (size_t i = 0; i < ATTEMPT_N_FULL_PARSE_KEYS; i++) st->keys[st->n_keys++] = attempt_full_parse_keys[i];
+    attempt_add_head(st, attempt_tok_s_field(st->req));
+    attempt_add_head(st, attempt_prefill_field(st->req));
+    memcpy(paths, st->keys, st->n_keys * sizeof *paths);
+    memcpy(paths + st->n_keys, attempt_choice_paths, sizeof attempt_choice_paths);
+    st->plan = json_skim_plan_new(paths, st->n_keys + ATTEMPT_N_CHOICE_PATHS);
 }
 
-/* The fast path for token events (the profile in bench/ shows jansson building the whole
- * object, id/object/created included, is most of the parse cost): the event is checked
- * whole by json_skim_object(), which builds nothing, and jansson decodes only the
- * "choices" value. Returns false when the skim cannot vouch for the event (malformed or
- * unusual); the caller then parses it in full, and jansson has the last word. */
+/* The decoded length of the string at span `sp` of `d`; 0 when absent or not a string. */
+static size_t attempt_span_str_len(const char *d, json_span sp) {
+    return sp.len && d[sp.at] == '"' ? json_skim_string_len(d + sp.at, sp.len) : 0;
+}
+
+/* The fast path for token events. The profile (bench/bench_client) showed jansson
+ * building values, and then scanning the text once per interesting key, as most of the
+ * client's cost per delivery: so one skim, which builds nothing, checks the whole event
+ * and finds every member of interest, and choices[0] is read from the skimmed text as
+ * attempt_read_choice() reads it from jansson's values. Returns false when the skim cannot
+ * vouch for the event (malformed or unusual), when it carries more than tokens, or when
+ * its finish_reason has escapes; the caller then parses it in full, and jansson has the
+ * last word. */
 static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
-    if (attempt_needs_full_parse(st, ev->data, ev->data_len)) return false;
-    size_t at, len;
-    if (!json_skim_object(ev->data, ev->data_len, "choices", &at, &len) || len == 0) return false;
-    json_t *choices = json_loadb(ev->data + at, len, JSON_ALLOW_NUL, NULL);
-    if (!json_is_array(choices)) {
-        json_decref(choices);
-        return false;
+    json_span sp[8 + ATTEMPT_N_CHOICE_PATHS];
+    const char *d = ev->data;
+    /* a caller that takes the text (the lab) gets it decoded by jansson: the full path */
+    if (st->req->on_text || !st->plan || !json_skim_plan_run(st->plan, d, ev->data_len, sp)) return false;
+    for (size_t i = 0; i < st->n_keys; i++)
+        if (sp[i].len && !(sp[i].len == 4 && memcmp(d + sp[i].at, "null", 4) == 0)) return false;
+    const json_span *c = sp + st->n_keys, fr = c[4];
+    bool fr_str = fr.len && d[fr.at] == '"';
+    char reason[64];
+    if (fr_str && (memchr(d + fr.at, '\\', fr.len) || fr.len - 2 >= sizeof reason)) return false;
+    attempt_count(st, attempt_span_str_len(d, c[0]) + attempt_span_str_len(d, c[1]) + attempt_span_str_len(d, c[2]) +
+                          attempt_span_str_len(d, c[3]));
+    if (fr_str) {
+        memcpy(reason, d + fr.at + 1, fr.len - 2);
+        reason[fr.len - 2] = '\0';
+        attempt_finish_reason(st, reason, fr.len - 2);
     }
-    attempt_read_choice(st, json_array_get(choices, 0));
-    json_decref(choices);
     return true;
 }
 
@@ -259,7 +335,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     attempt_read_token_hash(st, json_object_get(root, "token_hash"));
 out:
     json_decref(root);
-    return rc;
+    return rc ? rc : st->stopped ? PACER_ERR_CANCELLED : PACER_OK;
 }
 
 static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t t_ns) {
@@ -271,7 +347,9 @@ static pacer_err attempt_on_data(void *ctx, const char *data, size_t n, int64_t 
 static char *attempt_body(const attempt_request *req) {
     json_t *root = json_object();
     if (req->model_id) json_object_set_new(root, "model", json_string(req->model_id));
-    if (req->route == ATTEMPT_ROUTE_CHAT) {
+    if (req->route == ATTEMPT_ROUTE_CHAT && req->messages) {
+        json_object_set_new(root, "messages", json_deep_copy(req->messages));
+    } else if (req->route == ATTEMPT_ROUTE_CHAT) {
         json_t *msg = json_pack("{s:s,s:s}", "role", "user", "content", req->prompt);
         json_object_set_new(root, "messages", json_pack("[o]", msg));
     } else {
@@ -340,7 +418,7 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     bool pending = false;
     sse_parser_finish(&st->sse, &pending);
     if (rc == PACER_ERR_CANCELLED || (req->cancel_flag && *req->cancel_flag)) {
-        attempt_set(s, ATTEMPT_CANCELLED, "cancelled");
+        attempt_set(s, ATTEMPT_CANCELLED, st->stopped ? "stopped by the caller" : "cancelled");
         return;
     }
     switch (rc) {
@@ -364,7 +442,10 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
         return;
     }
     char ctype[128] = "";
-    if (!s->deliveries && http_response_header(resp, "Content-Type", ctype, sizeof ctype) &&
+    if (st->times_overflow) {
+        snprintf(why, sizeof why, "more than %zu deliveries: their times could not all be kept", st->max_times);
+        attempt_set(s, ATTEMPT_FAILED, why);
+    } else if (!s->deliveries && http_response_header(resp, "Content-Type", ctype, sizeof ctype) &&
         strncasecmp(ctype, "text/event-stream", 17) != 0) {
         snprintf(why, sizeof why, "the server did not stream (Content-Type %s)", attempt_media_type(st, ctype));
         attempt_set(s, ATTEMPT_FAILED, why);
@@ -389,108 +470,103 @@ static void attempt_judge(attempt_state *st, pacer_err rc, const http_response *
     }
 }
 
-pacer_err attempt_run(const attempt_request *req, attempt_sample *out) {
+pacer_err attempt_stream_begin(const attempt_request *req, attempt_sample *out, size_t max_times,
+                               attempt_stream **stp) {
+    *stp = NULL;
     if (!out) return PACER_ERR_ARG;
     memset(out, 0, sizeof *out);
     out->status = ATTEMPT_FAILED;
-    if (!req || !req->server_url || !req->prompt || req->max_tokens <= 0) {
+    if (!req || !req->server_url || !(req->prompt || (req->messages && req->route == ATTEMPT_ROUTE_CHAT)) ||
+        req->max_tokens <= 0) {
         attempt_copy(out->reason, sizeof out->reason, "invalid request: server URL, prompt and max_tokens > 0 are needed");
         return PACER_ERR_ARG;
     }
     out->route = req->route;
-    pacer_err rc = PACER_OK;
-    attempt_state st = {.req = req, .s = out};
-    attempt_add_head(&st, attempt_tok_s_field(req));
-    attempt_add_head(&st, attempt_prefill_field(req));
-    sse_parser_init(&st.sse, ATTEMPT_EVENT_MAX, attempt_on_event, NULL, &st);
-    http_response resp;
-    http_response_init(&resp);
-    buf url;
-    buf_init(&url, 8192);
-    char *body = attempt_body(req);
-    char auth[512];
-    const char *headers[4] = {"Content-Type: application/json", "Accept: text/event-stream", NULL, NULL};
-    if (req->api_key) {
-        snprintf(auth, sizeof auth, "Authorization: Bearer %s", req->api_key);
-        headers[2] = auth;
-    }
-    if (!body || attempt_url(req, &url)) {
+    attempt_state *st = calloc(1, sizeof *st);
+    if (!st) {
         attempt_copy(out->reason, sizeof out->reason, "out of memory building the request");
-        rc = PACER_ERR_NOMEM;
-        goto out;
+        return PACER_ERR_NOMEM;
     }
-    http_request hr = {
+    st->req = req;
+    st->s = out;
+    st->max_times = max_times;
+    attempt_set_plan(st);
+    sse_parser_init(&st->sse, ATTEMPT_EVENT_MAX, attempt_on_event, NULL, st);
+    buf_init(&st->url, 8192);
+    st->body = attempt_body(req);
+    st->headers[0] = "Content-Type: application/json";
+    st->headers[1] = "Accept: text/event-stream";
+    if (req->api_key) {
+        snprintf(st->auth, sizeof st->auth, "Authorization: Bearer %s", req->api_key);
+        st->headers[2] = st->auth;
+    }
+    *stp = st;
+    if (!st->body || attempt_url(req, &st->url)) {
+        attempt_copy(out->reason, sizeof out->reason, "out of memory building the request");
+        return PACER_ERR_NOMEM;
+    }
+    st->http = (http_request){
         .method = "POST",
-        .url = url.data,
-        .body = body,
-        .body_len = strlen(body),
-        .headers = headers,
+        .url = st->url.data,
+        .body = st->body,
+        .body_len = strlen(st->body),
+        .headers = st->headers,
         .connect_timeout_ms = req->connect_timeout_ms ? req->connect_timeout_ms : ATTEMPT_DEFAULT_CONNECT_MS,
         .first_byte_timeout_ms = req->first_byte_timeout_ms ? req->first_byte_timeout_ms : ATTEMPT_DEFAULT_FIRST_BYTE_MS,
         .idle_timeout_ms = req->idle_timeout_ms ? req->idle_timeout_ms : ATTEMPT_DEFAULT_IDLE_MS,
         .total_timeout_ms = req->total_timeout_ms ? req->total_timeout_ms : ATTEMPT_DEFAULT_TOTAL_MS,
         .cancel_flag = req->cancel_flag,
         .on_data = attempt_on_data,
-        .ctx = &st,
+        .ctx = st,
     };
-    pacer_err hrc = http_perform(&hr, &resp);
-    out->http_status = resp.status;
-    out->duration_ns = resp.end_ns - resp.start_ns;
+    return PACER_OK;
+}
+
+const http_request *attempt_stream_http(const attempt_stream *st) { return &st->http; }
+
+const int64_t *attempt_stream_times(const attempt_stream *st, size_t *n) {
+    *n = st->n_times;
+    return st->times;
+}
+
+void attempt_stream_end(attempt_stream *st, pacer_err hrc, const http_response *resp) {
+    attempt_sample *out = st->s;
+    out->http_status = resp->status;
+    out->duration_ns = resp->end_ns - resp->start_ns;
     if (out->deliveries) {
         out->has_first_text = true;
-        out->first_text_ns = st.first_ns - resp.start_ns;
-        out->delivery_span_ns = st.last_ns - st.first_ns;
+        out->first_text_ns = st->first_ns - resp->start_ns;
+        out->delivery_span_ns = st->last_ns - st->first_ns;
     }
     if (out->has_usage && out->deliveries >= 2 && out->delivery_span_ns > 0 && out->completion_tokens >= 1) {
         out->has_stream_tok_s = true;
         out->stream_tok_s = (double)(out->completion_tokens - 1) / ((double)out->delivery_span_ns / 1e9);
     }
-    attempt_judge(&st, hrc, &resp);
+    attempt_judge(st, hrc, resp);
+}
+
+void attempt_stream_free(attempt_stream *st) {
+    if (!st) return;
+    free(st->body);
+    free(st->times);
+    json_skim_plan_free(st->plan);
+    sanitize_context_free(st->own_sanitize);
+    buf_free(&st->url);
+    sse_parser_free(&st->sse);
+    free(st);
+}
+
+pacer_err attempt_run(const attempt_request *req, attempt_sample *out) {
+    attempt_stream *st = NULL;
+    pacer_err rc = attempt_stream_begin(req, out, 0, &st);
+    if (rc) goto out;
+    http_response resp;
+    http_response_init(&resp);
+    pacer_err hrc = http_perform(&st->http, &resp);
+    attempt_stream_end(st, hrc, &resp);
     if (hrc == PACER_ERR_ARG) rc = PACER_ERR_ARG;
-out:
-    free(body);
-    buf_free(&url);
     http_response_free(&resp);
-    sse_parser_free(&st.sse);
-    sanitize_context_free(st.own_sanitize);
+out:
+    attempt_stream_free(st);
     return rc;
-}
-
-/* Adds key: integer, or null when absent. */
-static void attempt_json_int(json_t *o, const char *key, bool present, int64_t v) {
-    json_object_set_new(o, key, present ? json_integer(v) : json_null());
-}
-static void attempt_json_real(json_t *o, const char *key, bool present, double v) {
-    json_object_set_new(o, key, present ? json_real(v) : json_null());
-}
-static void attempt_json_str(json_t *o, const char *key, const char *v) {
-    json_object_set_new(o, key, v && v[0] ? json_string(v) : json_null());
-}
-
-json_t *attempt_sample_to_json(const attempt_sample *s) {
-    json_t *o = json_object();
-    if (!o) return NULL;
-    json_object_set_new(o, "route", json_string(attempt_route_name(s->route)));
-    json_object_set_new(o, "status", json_string(attempt_status_name(s->status)));
-    attempt_json_str(o, "reason", s->reason);
-    attempt_json_str(o, "server_message", s->server_message);
-    attempt_json_int(o, "http_status", s->http_status != 0, s->http_status);
-    attempt_json_str(o, "finish_reason", s->finish_reason);
-    attempt_json_int(o, "prompt_tokens", s->has_usage, s->prompt_tokens);
-    attempt_json_int(o, "completion_tokens", s->has_usage, s->completion_tokens);
-    attempt_json_int(o, "first_text_ns", s->has_first_text, s->first_text_ns);
-    attempt_json_int(o, "duration_ns", true, s->duration_ns);
-    attempt_json_int(o, "delivery_span_ns", s->has_first_text, s->delivery_span_ns);
-    attempt_json_int(o, "deliveries", true, s->deliveries);
-    attempt_json_int(o, "output_bytes", true, s->output_bytes);
-    attempt_json_real(o, "stream_tok_s", s->has_stream_tok_s, s->stream_tok_s);
-    json_object_set_new(o, "has_server_timings", json_boolean(s->has_server_timings));
-    attempt_json_real(o, "server_prompt_ms", s->has_server_prompt_ms, s->server_prompt_ms);
-    attempt_json_real(o, "server_predicted_per_second", s->has_server_predicted_per_second,
-                      s->server_predicted_per_second);
-    attempt_json_int(o, "draft_n", s->has_draft_n, s->draft_n);
-    attempt_json_int(o, "draft_n_accepted", s->has_draft_n_accepted, s->draft_n_accepted);
-    attempt_json_int(o, "verify_rounds", s->has_verify_rounds, s->verify_rounds);
-    attempt_json_str(o, "token_hash", s->token_hash);
-    return o;
 }

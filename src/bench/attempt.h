@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "net/http.h"
 
 typedef struct sanitize_context sanitize_context; /* bench/sanitize.h */
 
@@ -53,6 +54,14 @@ typedef struct attempt_request {
     int64_t connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms;
     /* Cancellation: when either is set (non-zero) the attempt ends promptly as cancelled. */
     const volatile sig_atomic_t *cancel_flag;
+    /* A conversation for the chat route, sent as `messages` instead of `prompt` as the one
+     * user message: a JSON array of {"role", "content"} objects (borrowed). NULL: none. */
+    const json_t *messages;
+    /* Called with every non-empty piece of decoded output (content, then reasoning) when it
+     * arrives, with the arrival time. A non-zero return ends the attempt at once as
+     * cancelled with the reason "stopped by the caller"; figures so far are kept. */
+    pacer_err (*on_text)(void *ctx, const char *text, size_t n, int64_t t_ns);
+    void *on_text_ctx;
     /* What a server says (error messages, unknown finish reasons, ...) reaches the sample only
      * through bench/sanitize against this context (the suite's prompts, private names);
      * NULL: a context of `prompt` alone. */
@@ -110,9 +119,25 @@ typedef struct attempt_sample {
  * an error code only for invalid arguments. Thread-safe given distinct arguments. */
 pacer_err attempt_run(const attempt_request *req, attempt_sample *out);
 
-/* The sample as a JSON object: the struct's field names, *_ns as integers, absent values
- * (has_* false, empty strings) as null. Returns a new reference, NULL on OOM. */
-json_t *attempt_sample_to_json(const attempt_sample *s);
+/* A streamed attempt driven by a caller's transport (many at once, see net/multi.h).
+ * attempt_stream_begin() checks the request and builds the HTTP request, whose on_data
+ * parses the stream as it arrives; attempt_stream_end() takes the transport's outcome and
+ * fills `out` (status, reason, times). The stream borrows `req` and `out` until it is
+ * freed. With max_times > 0 the arrival time of every delivery is kept (at most that many;
+ * more fail the attempt). begin returns PACER_ERR_ARG (or NOMEM) with `out` filled as a
+ * failed sample; *st must still be freed (it may be NULL). */
+typedef struct attempt_stream attempt_stream;
+pacer_err attempt_stream_begin(const attempt_request *req, attempt_sample *out, size_t max_times, attempt_stream **st);
+/* The HTTP request to run; valid until attempt_stream_free(). */
+const http_request *attempt_stream_http(const attempt_stream *st);
+/* Judges the attempt from the transport's return code and response. */
+void attempt_stream_end(attempt_stream *st, pacer_err http_rc, const http_response *resp);
+/* clock_now_ns() of every delivery, in order; *n of them. Valid until attempt_stream_free(). */
+const int64_t *attempt_stream_times(const attempt_stream *st, size_t *n);
+/* Frees the stream. Accepts NULL. */
+void attempt_stream_free(attempt_stream *st);
+
+/* A sample as JSON: receipt_attempt_to_json() (bench/receipt.h), the receipt's one schema. */
 
 /* Names used in JSON and reports. */
 const char *attempt_route_name(attempt_route r);   /* "completions" | "chat" */

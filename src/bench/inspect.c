@@ -6,32 +6,146 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "bench/load.h"
 #include "bench/rank.h"
 #include "bench/receipt.h"
 #include "bench/suite.h"
 #include "bench/runlog.h"
 
-static const char *agg_median(const json_t *cell, const char *metric, char *tmp, size_t n) {
-    json_t *m = json_object_get(json_object_get(cell, "aggregates"), metric);
-    if (!json_is_object(m)) return "-";
-    snprintf(tmp, n, "%.1f", json_get_num(m, "median", 0));
+/* The median of metric `m` in `cell`, printed with the metric's format into tmp; NULL when
+ * the cell has no aggregate for it. */
+static const char *agg_median(const json_t *cell, const receipt_metric *m, char *tmp, size_t n) {
+    json_t *v = json_object_get(json_object_get(cell, "aggregates"), m->name);
+    if (!json_is_object(v)) return NULL;
+    snprintf(tmp, n, m->format, json_get_num(v, "median", 0));
     return tmp;
 }
 
-pacer_err inspect_render_table(const json_t *r, buf *out) {
-    pacer_err rc = buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", "workload", "setting", "route",
-                               "tok/s", "first ms", "duration ms", "server", "status");
+/* "p50/p99" of a level metric, in its unit; "-" when absent. */
+static const char *load_pair(const json_t *agg, const char *metric, char *tmp, size_t n) {
+    json_t *m = json_object_get(agg, metric);
+    if (!json_is_object(m)) return "-";
+    snprintf(tmp, n, "%.1f/%.1f", json_get_num(m, "p50", 0), json_get_num(m, "p99", 0));
+    return tmp;
+}
+
+/* The load sweep: one row per level (figures from load_metrics, throughput, goodput, the
+ * client's own cost and whether it limited the level), then each level's calibration. */
+static pacer_err render_load(const json_t *r, buf *out) {
+    const json_t *sec = json_object_get(r, "load"), *cal = json_get_path(r, "client.calibration.levels");
+    bool rate = strcmp(json_get_str(sec, "kind", ""), "rate") == 0;
+    pacer_err rc = buf_appendf(out, "load sweep by %s: workload %s, setting %s, %lld tokens%s\n", rate ? "request rate" : "concurrency",
+                               json_get_str(sec, "workload", "?"), json_get_str(sec, "setting", "?"),
+                               (long long)json_get_int(sec, "max_tokens", 0), rate ? "; Poisson arrivals" : "");
+    json_t *slo = json_object_get(sec, "slo");
+    if (!rc && json_is_object(slo)) {
+        char t[32] = "any", g[32] = "any";
+        if (json_is_number(json_object_get(slo, "ttft_ms"))) snprintf(t, sizeof t, "%g ms", json_get_num(slo, "ttft_ms", 0));
+        if (json_is_number(json_object_get(slo, "itl_ms"))) snprintf(g, sizeof g, "%g ms", json_get_num(slo, "itl_ms", 0));
+        rc = buf_appendf(out, "goodput SLO: first text within %s, every gap between deliveries within %s\n", t, g);
+    }
+    char ml[4][24];
+    for (int k = 0; k < 4; k++) snprintf(ml[k], sizeof ml[k], "%s p50/p99", load_metrics[k == 3 ? 4 : k].label);
+    rc = rc ? rc : buf_appendf(out, "%-8s %9s %8s %9s %15s %15s %15s %15s %8s %10s  %s\n", rate ? "rate/s" : "streams",
+                               "ok/all", "req/s", "tok/s", ml[0], ml[1], ml[2], ml[3], "good", "deliv/s", "status");
+    size_t i;
+    json_t *lv;
+    json_array_foreach(json_object_get(sec, "levels"), i, lv) {
+        json_t *agg = json_object_get(lv, "aggregates"), *tp = json_object_get(agg, "throughput");
+        json_t *gp = json_object_get(agg, "goodput");
+        char a[4][40], level[24], good[24] = "-";
+        if (rate) snprintf(level, sizeof level, "%g", json_get_num(lv, "rate", 0));
+        else snprintf(level, sizeof level, "%lld", (long long)json_get_int(lv, "concurrency", 0));
+        if (json_is_object(gp)) snprintf(good, sizeof good, "%lld", (long long)json_get_int(gp, "good", 0));
+        rc = rc ? rc : buf_appendf(out, "%-8s %4lld/%-4zu %8.2f %9.1f %15s %15s %15s %15s %8s %10.0f  %s%s\n", level,
+                                   (long long)json_get_int(tp, "requests_ok", 0), json_array_size(json_object_get(lv, "attempts")),
+                                   json_get_num(tp, "requests_per_s", 0), json_get_num(tp, "output_tok_s", 0),
+                                   load_pair(agg, "ttft_ms", a[0], 40), load_pair(agg, "itl_ms", a[1], 40),
+                                   load_pair(agg, "itl_token_ms", a[2], 40), load_pair(agg, "e2e_ms", a[3], 40), good,
+                                   json_get_num(tp, "deliveries_per_s", 0), json_get_str(lv, "status", "?"),
+                                   json_is_true(json_object_get(lv, "client_limited")) ? ", client-limited" : "");
+    }
+    json_array_foreach(cal, i, lv) {
+        json_t *per = json_object_get(lv, "cpu_ns_per_delivery");
+        char cost[32] = "-";
+        if (json_is_number(per)) snprintf(cost, sizeof cost, "%.3f us", json_number_value(per) / 1e3);
+        rc = rc ? rc : buf_appendf(out, "%s level %zu calibration: %lld streams, %s CPU per delivery, max %.0f deliveries/s\n",
+                                   i ? "  " : "client", i + 1, (long long)json_get_int(lv, "streams", 0), cost,
+                                   json_get_num(lv, "max_deliveries_per_s", 0));
+    }
+    return rc;
+}
+
+/* A CSV field: quoted (with doubled quotes) when it holds a comma, a quote or a line break. */
+static pacer_err csv_field(buf *out, const char *v, bool last) {
+    pacer_err rc;
+    if (strpbrk(v, ",\"\r\n")) {
+        rc = buf_append_str(out, "\"");
+        for (const char *p = v; *p && !rc; p++) rc = *p == '"' ? buf_append_str(out, "\"\"") : buf_append(out, p, 1);
+        rc = rc ? rc : buf_append_str(out, "\"");
+    } else {
+        rc = buf_append_str(out, v);
+    }
+    return rc ? rc : buf_append_str(out, last ? "\n" : ",");
+}
+
+/* One row: the three names, a value (or NULL) per metric, the status; or the header row. */
+static pacer_err cells_row(buf *out, inspect_format f, const char *const names[3], const char *const *vals,
+                           const char *status, bool header) {
+    pacer_err rc = PACER_OK;
+    if (f == INSPECT_CSV) {
+        for (int k = 0; k < 3 && !rc; k++) rc = csv_field(out, names[k], false);
+        for (size_t k = 0; k < receipt_metric_count && !rc; k++)
+            rc = csv_field(out, header ? receipt_metrics[k].name : vals[k] ? vals[k] : "", false);
+        return rc ? rc : csv_field(out, status, true);
+    }
+    if (f == INSPECT_MD) {
+        rc = buf_appendf(out, "| %s | %s | %s |", names[0], names[1], names[2]);
+        for (size_t k = 0; k < receipt_metric_count && !rc; k++)
+            rc = buf_appendf(out, " %s |", header ? receipt_metrics[k].label : vals[k] ? vals[k] : "-");
+        rc = rc ? rc : buf_appendf(out, " %s |\n", status);
+        if (!rc && header) {
+            rc = buf_append_str(out, "|---|---|---|");
+            for (size_t k = 0; k < receipt_metric_count && !rc; k++) rc = buf_append_str(out, "---:|");
+            rc = rc ? rc : buf_append_str(out, "---|\n");
+        }
+        return rc;
+    }
+    rc = buf_appendf(out, "%-10s %-10s %-12s", names[0], names[1], names[2]);
+    for (size_t k = 0; k < receipt_metric_count && !rc; k++)
+        rc = buf_appendf(out, " %*s", receipt_metrics[k].width,
+                         header ? receipt_metrics[k].label : vals[k] ? vals[k] : "-");
+    return rc ? rc : buf_appendf(out, "  %s\n", status);
+}
+
+pacer_err inspect_render_cells(const json_t *r, inspect_format f, buf *out) {
+    static const char *const head[3] = {"workload", "setting", "route"};
+    pacer_err rc = cells_row(out, f, head, NULL, "status", true);
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(r, "cells"), i, c) {
-        char a[32], b[32], d[32], e[32];
-        rc = rc ? rc : buf_appendf(out, "%-10s %-10s %-12s %10s %12s %12s %10s  %s\n", json_get_str(c, "workload", "?"),
-                                   json_get_str(c, "setting", "?"), json_get_str(c, "route", "?"),
-                                   agg_median(c, "stream_tok_s", a, sizeof a), agg_median(c, "first_text_ms", b, sizeof b),
-                                   agg_median(c, "duration_ms", d, sizeof d), agg_median(c, "server_tok_s", e, sizeof e),
-                                   json_get_str(c, "status", "?"));
+        const char *names[3] = {json_get_str(c, "workload", "?"), json_get_str(c, "setting", "?"),
+                                json_get_str(c, "route", "?")};
+        char tmp[8][32];
+        const char *vals[8] = {0};
+        for (size_t k = 0; k < receipt_metric_count && k < 8; k++)
+            vals[k] = agg_median(c, &receipt_metrics[k], tmp[k], sizeof tmp[k]);
+        rc = rc ? rc : cells_row(out, f, names, vals, json_get_str(c, "status", "?"), false);
     }
     return rc;
+}
+
+pacer_err inspect_render_table(const json_t *r, buf *out) {
+    if (json_is_object(json_object_get(r, "load")) && json_array_size(json_object_get(r, "cells")) == 0)
+        return render_load(r, out);
+    return inspect_render_cells(r, INSPECT_TEXT, out);
+}
+
+bool inspect_format_parse(const char *name, inspect_format *f) {
+    static const char *const names[] = {"text", "json", "csv", "md"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) { *f = (inspect_format)i; return true; }
+    return false;
 }
 
 /* The checkpoint (format and weight files) and the read sample, labelled from the receipt's
@@ -146,6 +260,15 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
                                        json_is_true(json_object_get(a, "warmup")) ? "warm-up" : "repetition",
                                        (long long)json_get_int(a, "index", 0), st, json_get_str(a, "reason", ""),
                                        *msg ? ": " : "", msg);
+        }
+    }
+    json_array_foreach(json_get_path(r, "load.levels"), i, c) {
+        size_t k;
+        json_t *why;
+        json_array_foreach(json_object_get(c, "reasons"), k, why) {
+            if (!header) { rc = rc ? rc : buf_append_str(out, "\nwarnings:\n"); header = true; }
+            rc = rc ? rc : buf_appendf(out, "  level %zu: %s\n", i + 1, json_string_value(why));
+            server_text = true;
         }
     }
     /* receipts keep an excerpt; the server's words in full stay on the machine that ran it */

@@ -177,13 +177,16 @@ pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *canc
     launch_argv_params p = {.bin = m->args.engine_bin, .self_path = self, .model = m->model.path,
                             .host = "127.0.0.1", .port = port, .name = m->served_name,
                             .drafter = m->drafter.pass ? m->drafter.path : NULL, .serial = m->args.serial,
-                            .threads = m->args.threads};
+                            .threads = m->args.threads, .ctx = m->args.ctx};
     char *argv[64];
     char storage[8192];
-    if (launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage) < 0) {
+    int argc = launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage);
+    if (argc < 0 || argc + m->args.n_extra_args >= 64) {
         snprintf(err, err_len, "engine command line too long");
         return PACER_ERR_TOO_BIG;
     }
+    for (int i = 0; i < m->args.n_extra_args; i++) argv[argc++] = (char *)m->args.extra_args[i];
+    argv[argc] = NULL;
     memset(&m->server, 0, sizeof m->server);
     if ((rc = launch_server_start(argv, m->log_path, &m->server, err, err_len))) return rc;
     managed_engine_pgid = m->server.pid;

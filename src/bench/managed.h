@@ -39,6 +39,10 @@ typedef struct managed_args {
     bool serial;              /* no drafting */
     double startup_timeout_s; /* <= 0: the default rule (launch_startup_timeout_s) */
     int threads;              /* <= 0: engine default */
+    int ctx;                  /* context tokens; <= 0: engine default */
+    const char *const *extra_args; /* appended to the engine's command line verbatim (the lab's
+                                    * configuration arguments); borrowed */
+    int n_extra_args;
     bool no_read_sample;      /* the uncached read sample is not taken */
     const char *run_id;       /* names the run directory ~/.pacer/runs/RUN_ID */
     const char *log_dir;      /* where engine.log goes; NULL: the run directory */

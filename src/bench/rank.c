@@ -10,7 +10,15 @@
 
 typedef const char *(*rank_rule)(const json_t *r, const suite *s);
 
+static bool is_load(const json_t *r) { return json_object_get(r, "load") != NULL; }
+
+static const char *rule_not_load(const json_t *r, const suite *s) {
+    (void)s;
+    return is_load(r) ? "load sweep: not a suite run" : NULL;
+}
+
 static const char *rule_standard(const json_t *r, const suite *s) {
+    if (is_load(r)) return NULL; /* said by rule_not_load */
     const json_t *set = json_object_get(r, "settings");
     bool standard = json_is_true(json_get_path(r, "suite.standard")) && s->builtin &&
                     json_get_int(set, "repetitions", -1) == s->repetitions &&
@@ -37,6 +45,7 @@ static const char *rule_not_cancelled(const json_t *r, const suite *s) {
 
 /* every cell of the suite present once, each complete (all declared repetitions ok) */
 static const char *rule_complete(const json_t *r, const suite *s) {
+    if (is_load(r)) return json_get_int(r, "exit_status", 0) == 2 ? "incomplete load levels" : NULL;
     const json_t *cells = json_object_get(r, "cells");
     bool complete = json_array_size(cells) == (size_t)(s->n_workloads * s->n_settings);
     size_t i;
@@ -97,7 +106,7 @@ static const char *rule_backend(const json_t *r, const suite *s) {
 }
 
 static const rank_rule rank_rules[] = {
-    rule_standard, rule_not_cancelled, rule_complete, rule_publishable, rule_provenance,
+    rule_not_load, rule_standard, rule_not_cancelled, rule_complete, rule_publishable, rule_provenance,
     rule_ranks,    rule_revision,      rule_digest,   rule_gpu,         rule_backend,
 };
 

@@ -10,6 +10,7 @@
 
 #include "base/fileio.h"
 #include "base/json.h"
+#include "bench/load.h"
 #include "bench/rules.h"
 #include "bench/stats.h"
 #include "bench/suite.h"
@@ -90,6 +91,52 @@ const receipt_fact_field receipt_fact_fields[] = {
     {"hardware.volume.read_sample.skipped", JSON_STRING, false, NULL,
      "present when no honest figure could be taken, and why: memory-file-system, pages-stay-cached, not-found, "
      "cannot-read, empty-file, no-memory, too-fast-to-time"},
+    {"client.calibration", JSON_OBJECT, false, NULL,
+     "load sweeps: the client's own cost and capacity, measured before each level against an in-process loopback "
+     "SSE emitter"},
+    {"client.calibration.method", JSON_STRING, false, NULL, "loopback-emitter"},
+    {"client.calibration.budget_ms", JSON_REAL, false, NULL, "how long each calibration measured (--calibration-ms)"},
+    {"client.calibration.client_limit_share", JSON_REAL, false, NULL,
+     "a level delivering above this share of its calibrated maximum is client-limited (0.5)"},
+    {"client.calibration.levels", JSON_ARRAY, false, NULL, "one per load level, in the same order"},
+    {"client.calibration.levels[].streams", JSON_INTEGER, false, NULL,
+     "streams calibrated: the level's concurrency; a rate level: 64"},
+    {"client.calibration.levels[].deliveries", JSON_INTEGER, false, NULL, "deliveries within the budget"},
+    {"client.calibration.levels[].cpu_ns", JSON_INTEGER, false, NULL, "CPU time of the client's thread in the budget"},
+    {"client.calibration.levels[].wall_ns", JSON_INTEGER, false, NULL, "wall time of the budget as it ran"},
+    {"client.calibration.levels[].cpu_ns_per_delivery", JSON_REAL, true, NULL, "cpu_ns / deliveries; null: none"},
+    {"client.calibration.levels[].max_deliveries_per_s", JSON_REAL, false, NULL,
+     "deliveries / CPU seconds: what one core of this client can take; 0 when nothing was measured"},
+    {"load", JSON_OBJECT, false, NULL, "a load sweep (--concurrency or --rate): one level per value"},
+    {"load.kind", JSON_STRING, false, NULL, "concurrency | rate"},
+    {"load.workload", JSON_STRING, false, NULL, "the suite workload every attempt sends"},
+    {"load.setting", JSON_STRING, false, NULL, "the suite setting (temperature, seeds) of every attempt"},
+    {"load.route", JSON_STRING, false, NULL, "completions | chat"},
+    {"load.temperature", JSON_REAL, false, NULL, "the setting's temperature"},
+    {"load.max_tokens", JSON_INTEGER, false, NULL, "max_tokens of every attempt"},
+    {"load.seed_base", JSON_INTEGER, false, NULL, "a sampled attempt's seed is seed_base + its index"},
+    {"load.requests", JSON_INTEGER, true, NULL, "--requests per level; null: the default or --duration"},
+    {"load.duration_s", JSON_REAL, true, NULL, "--duration per level; null: none"},
+    {"load.seed", JSON_INTEGER, true, NULL, "rate sweeps: the seed of the arrival schedule; null otherwise"},
+    {"load.slo", JSON_OBJECT, true, NULL, "--slo: ttft_ms and itl_ms (each null when not given); null: none"},
+    {"load.levels", JSON_ARRAY, false, NULL, "one per level, in the order given"},
+    {"load.levels[].concurrency", JSON_INTEGER, true, NULL, "streams kept in flight; null in rate sweeps"},
+    {"load.levels[].rate", JSON_REAL, true, NULL, "requests per second; null in concurrency sweeps"},
+    {"load.levels[].status", JSON_STRING, false, NULL, "complete (every attempt ok) | incomplete"},
+    {"load.levels[].reasons", JSON_ARRAY, false, NULL, "the first 20 attempts that are not ok, and why"},
+    {"load.levels[].client_cpu_ns", JSON_INTEGER, false, NULL, "CPU time of the client's thread during the level"},
+    {"load.levels[].client_scheduling", JSON_STRING, false, NULL,
+     "normal | realtime (--realtime: SCHED_FIFO 1 during the level) | realtime-refused (asked, not allowed)"},
+    {"load.levels[].client_limited", JSON_TRUE, false, NULL,
+     "the level's deliveries per second exceeded the client-limit share of its calibrated maximum"},
+    {"load.levels[].attempts", JSON_ARRAY, false, NULL, "every attempt of the level, in start order"},
+    {"load.levels[].attempts[].start_ns", JSON_INTEGER, false, NULL, "request start - level start"},
+    {"load.levels[].attempts[].scheduled_ns", JSON_INTEGER, true, NULL,
+     "rate levels: the seeded arrival (ns from the level start); null otherwise"},
+    {"load.levels[].attempts[].delivery_ns", JSON_STRING, false, NULL,
+     "every delivery's arrival, delta-encoded: first - request start, then each gap, ns, comma-separated"},
+    {"load.levels[].aggregates", JSON_OBJECT, false, NULL,
+     "the level's figures, recomputed from the attempts by every reader"},
 };
 const size_t receipt_fact_field_count = sizeof receipt_fact_fields / sizeof receipt_fact_fields[0];
 
@@ -140,12 +187,12 @@ static bool fact_walk(const json_t *node, const char *rest, const receipt_fact_f
 
 /* The facts the table describes, and what their values may say: no file name is a path, a
  * hash is 64 hex digits, a skipped read sample has no figure and a taken one has. */
-static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
+static pacer_err facts_validate(const json_t *r, char *err, size_t err_len) {
     char where[160] = "";
     for (size_t i = 0; i < receipt_fact_field_count; i++) {
         const receipt_fact_field *f = &receipt_fact_fields[i];
         if (!fact_walk(r, f->path, f, where, sizeof where)) {
-            snprintf(err, err_n, "field check failed: '%s' has the wrong type", where);
+            snprintf(err, err_len, "field check failed: '%s' has the wrong type", where);
             return PACER_ERR_FORMAT;
         }
     }
@@ -156,11 +203,11 @@ static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
         const char *file = json_get_str(h, "file", "");
         const char *sha = json_is_string(h) ? json_string_value(h) : json_get_str(h, "sha256", "");
         if (strchr(file, '/') || strchr(file, '\\')) {
-            snprintf(err, err_n, "privacy check failed: checkpoint file %zu is named by a path", i);
+            snprintf(err, err_len, "privacy check failed: checkpoint file %zu is named by a path", i);
             return PACER_ERR_FORMAT;
         }
         if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
-            snprintf(err, err_n, "field check failed: checkpoint file %zu has no SHA-256", i);
+            snprintf(err, err_len, "field check failed: checkpoint file %zu has no SHA-256", i);
             return PACER_ERR_FORMAT;
         }
     }
@@ -169,7 +216,7 @@ static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
         bool skipped = json_object_get(rs, "skipped") != NULL;
         bool figure = json_is_number(json_object_get(rs, "gb_per_s"));
         if (skipped == figure || !json_is_string(json_object_get(rs, "method"))) {
-            snprintf(err, err_n, "field check failed: a read sample has either a figure and a method, or a reason "
+            snprintf(err, err_len, "field check failed: a read sample has either a figure and a method, or a reason "
                                  "it was skipped");
             return PACER_ERR_FORMAT;
         }
@@ -221,16 +268,16 @@ static bool status_parse(const char *n, attempt_status *st) {
     return false;
 }
 
-pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_n) {
+pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_len) {
     memset(s, 0, sizeof *s);
-    if (!json_is_object(a)) { snprintf(err, err_n, "an attempt is not an object"); return PACER_ERR_FORMAT; }
+    if (!json_is_object(a)) { snprintf(err, err_len, "an attempt is not an object"); return PACER_ERR_FORMAT; }
     /* has-flags first: a value that is null must have its flag false */
     for (size_t i = 0; i < receipt_attempt_field_count; i++) {
         const receipt_field *f = &receipt_attempt_fields[i];
         json_t *v = json_object_get(a, f->name);
         char *p = (char *)s + f->offset;
         if (!v && f->optional) continue;
-        if (!v) { snprintf(err, err_n, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
+        if (!v) { snprintf(err, err_len, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
         if (json_is_null(v) && f->has_offset != NO_FLAG) continue;
         bool ok = true;
         switch (f->kind) {
@@ -254,20 +301,19 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
         case RECEIPT_KIND_ROUTE: ok = json_is_string(v) && route_parse(json_string_value(v), (attempt_route *)p); break;
         case RECEIPT_KIND_STATUS: ok = json_is_string(v) && status_parse(json_string_value(v), (attempt_status *)p); break;
         }
-        if (!ok) { snprintf(err, err_n, "attempt field '%s' has the wrong type or value", f->name); return PACER_ERR_FORMAT; }
+        if (!ok) { snprintf(err, err_len, "attempt field '%s' has the wrong type or value", f->name); return PACER_ERR_FORMAT; }
         if (f->has_offset != NO_FLAG && f->kind != RECEIPT_KIND_BOOL) *flag_at(s, f->has_offset) = true;
     }
     if (s->has_usage && (json_is_null(json_object_get(a, "prompt_tokens")) ||
                          json_is_null(json_object_get(a, "completion_tokens")))) {
-        snprintf(err, err_n, "attempt has usage but null token counts");
+        snprintf(err, err_len, "attempt has usage but null token counts");
         return PACER_ERR_FORMAT;
     }
     s->has_server_timings = s->has_server_prompt_ms || s->has_server_predicted_per_second;
     return PACER_OK;
 }
 
-/* The aggregated metrics: name and how to take it from a sample (false: absent). */
-typedef bool (*metric_get)(const attempt_sample *s, double *v);
+/* The aggregated metrics: how to take each from a sample (false: absent). */
 static bool m_stream(const attempt_sample *s, double *v) { *v = s->stream_tok_s; return s->has_stream_tok_s; }
 static bool m_first(const attempt_sample *s, double *v) { *v = (double)s->first_text_ns / 1e6; return s->has_first_text; }
 static bool m_dur(const attempt_sample *s, double *v) { *v = (double)s->duration_ns / 1e6; return true; }
@@ -275,12 +321,13 @@ static bool m_server(const attempt_sample *s, double *v) {
     *v = s->server_predicted_per_second;
     return s->has_server_predicted_per_second;
 }
-static const struct { const char *name; metric_get get; } receipt_metrics[] = {
-    {"stream_tok_s", m_stream},
-    {"first_text_ms", m_first},
-    {"duration_ms", m_dur},
-    {"server_tok_s", m_server},
+const receipt_metric receipt_metrics[] = {
+    {"stream_tok_s", "tok/s", "tok/s", "%.1f", 10, m_stream},
+    {"first_text_ms", "first ms", "ms", "%.1f", 12, m_first},
+    {"duration_ms", "duration ms", "ms", "%.1f", 12, m_dur},
+    {"server_tok_s", "server", "tok/s", "%.1f", 10, m_server},
 };
+const size_t receipt_metric_count = sizeof receipt_metrics / sizeof receipt_metrics[0];
 
 json_t *receipt_cell_aggregates(const json_t *attempts, int reps) {
     size_t n = json_array_size(attempts);
@@ -298,7 +345,7 @@ json_t *receipt_cell_aggregates(const json_t *attempts, int reps) {
     }
     if ((int)m != reps || m == 0) goto done;
     out = json_object();
-    for (size_t k = 0; k < sizeof receipt_metrics / sizeof receipt_metrics[0]; k++) {
+    for (size_t k = 0; k < receipt_metric_count; k++) {
         bool all = true;
         for (size_t i = 0; i < m && all; i++) all = receipt_metrics[k].get(&samples[i], &vals[i]);
         stats_summary st;
@@ -316,8 +363,7 @@ done:
     return out ? out : json_null();
 }
 
-/* Two aggregate documents agree when every number matches to 1e-9 relative. */
-static bool json_numbers_close(const json_t *a, const json_t *b) {
+bool receipt_numbers_close(const json_t *a, const json_t *b) {
     if (json_is_number(a) && json_is_number(b)) {
         double x = json_number_value(a), y = json_number_value(b);
         return fabs(x - y) <= 1e-9 * fmax(1.0, fmax(fabs(x), fabs(y)));
@@ -329,22 +375,31 @@ static bool json_numbers_close(const json_t *a, const json_t *b) {
         json_t *v;
         json_object_foreach((json_t *)a, k, v) {
             json_t *w = json_object_get(b, k);
-            if (!w || !json_numbers_close(v, w)) return false;
+            if (!w || !receipt_numbers_close(v, w)) return false;
         }
         return true;
     }
     return json_equal(a, b);
 }
 
-#define VFAIL(...) do { snprintf(err, err_n, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
+bool receipt_rejudge(const rules_context *ctx, const attempt_sample *s, attempt_status *judged) {
+    char why[ATTEMPT_REASON_MAX];
+    attempt_sample raw = *s;
+    raw.status = s->status == ATTEMPT_OK || s->status == ATTEMPT_INCOMPLETE ? ATTEMPT_OK : s->status;
+    *judged = rules_judge(ctx, &raw, why, sizeof why);
+    /* an attempt the client already marked incomplete may stay so (e.g. no [DONE]) */
+    return *judged == s->status || (s->status == ATTEMPT_INCOMPLETE && *judged == ATTEMPT_OK);
+}
 
-pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) { return receipt_validate_suite(r, NULL, err, err_n); }
+#define VFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
-pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *err, size_t err_n) {
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) { return receipt_validate_suite(r, NULL, err, err_len); }
+
+pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *err, size_t err_len) {
     pacer_err rc = PACER_OK;
     suite s;
     memset(&s, 0, sizeof s);
-    char why[ATTEMPT_REASON_MAX], lerr[200];
+    char lerr[200];
     if (!json_is_object(r)) VFAIL("not a receipt: the document is not a JSON object");
     for (size_t i = 0; i < receipt_top_field_count; i++) {
         const receipt_top_field *f = &receipt_top_fields[i];
@@ -352,7 +407,7 @@ pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *
         bool ok = v && (f->type == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == f->type);
         if (!ok) VFAIL("field check failed: '%s' is missing or has the wrong type", f->name);
     }
-    if ((rc = facts_validate(r, err, err_n))) goto out;
+    if ((rc = facts_validate(r, err, err_len))) goto out;
     if (json_integer_value(json_object_get(r, "schema_version")) != RECEIPT_SCHEMA_VERSION)
         VFAIL("schema check failed: unknown schema_version");
     json_t *js = json_object_get(r, "suite");
@@ -367,7 +422,7 @@ pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *
                   s.id, s.digest);
     } else {
         if (suite_builtin_digest(sid, want) != PACER_OK) {
-            snprintf(err, err_n, "custom suite '%s' (digest %.16s...) not validated: pass --suite FILE, the suite file the run used",
+            snprintf(err, err_len, "custom suite '%s' (digest %.16s...) not validated: pass --suite FILE, the suite file the run used",
                      sid, sdig);
             rc = PACER_ERR_NOT_FOUND;
             goto out;
@@ -433,12 +488,8 @@ pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *
                           "token count and delivery span", ci, ai);
             }
             if (smp.status == ATTEMPT_CANCELLED) { any_cancel = true; cell_ok = false; continue; }
-            attempt_sample raw = smp;
-            raw.status = smp.status == ATTEMPT_OK || smp.status == ATTEMPT_INCOMPLETE ? ATTEMPT_OK : smp.status;
-            attempt_status judged = rules_judge(&ctx, &raw, why, sizeof why);
-            /* an attempt the client already marked incomplete may stay so (e.g. no [DONE]) */
-            bool agrees = judged == smp.status || (smp.status == ATTEMPT_INCOMPLETE && judged == ATTEMPT_OK);
-            if (!agrees)
+            attempt_status judged;
+            if (!receipt_rejudge(&ctx, &smp, &judged))
                 VFAIL("rules check failed: cell %zu attempt %zu is '%s' but the %s rules make it '%s'", ci, ai,
                       attempt_status_name(smp.status), sid, attempt_status_name(judged));
             if (smp.status != ATTEMPT_OK) cell_ok = false;
@@ -450,11 +501,15 @@ pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *
             VFAIL("cell check failed: cell %zu is marked '%s' but its attempts make it %s", ci, cstat,
                   cell_ok ? "complete" : "incomplete");
         json_t *agg = receipt_cell_aggregates(atts, reps);
-        bool same = json_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
+        bool same = receipt_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
         json_decref(agg);
         if (!same) VFAIL("aggregate check failed: cell %zu (%s/%s) aggregates do not match its raw samples", ci, wname, sname);
         if (!cell_ok) any_incomplete = true;
     }
+    rules_context load_rules = {s.rule_version, 0, false, s.natural_stop_min_tokens};
+    bool load_incomplete = false;
+    if ((rc = load_validate(r, &load_rules, &load_incomplete, err, err_len))) goto out;
+    any_incomplete |= load_incomplete;
     bool cancelled = json_is_true(json_object_get(r, "cancelled"));
     if (!cancelled && standard && json_array_size(cells) != (size_t)(s.n_workloads * s.n_settings))
         VFAIL("cell check failed: %zu cells, the suite has %d", json_array_size(cells), s.n_workloads * s.n_settings);
@@ -474,48 +529,48 @@ out:
     return rc;
 }
 
-pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_n) {
+pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_len) {
     json_error_t je;
     *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!*out) {
-        snprintf(err, err_n, "not valid JSON: %s (line %d)", je.text, je.line);
+        snprintf(err, err_len, "not valid JSON: %s (line %d)", je.text, je.line);
         return PACER_ERR_PARSE;
     }
     return PACER_OK;
 }
 
-pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n) {
+pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_len) {
     buf b;
     buf_init(&b, RECEIPT_FILE_MAX);
     *out = NULL;
     pacer_err rc = file_read_all(path, &b);
     /* errno still names the cause of an I/O error ("Is a directory"): more useful than the code */
-    if (rc) snprintf(err, err_n, "cannot read the receipt: %s", rc == PACER_ERR_IO && errno ? strerror(errno) : pacer_strerror(rc));
-    else rc = receipt_parse(b.data, b.len, out, err, err_n);
+    if (rc) snprintf(err, err_len, "cannot read the receipt: %s", rc == PACER_ERR_IO && errno ? strerror(errno) : pacer_strerror(rc));
+    else rc = receipt_parse(b.data, b.len, out, err, err_len);
     buf_free(&b);
     return rc;
 }
 
 pacer_err receipt_paths(const char *output, const char *run_id, char *path, size_t path_n, char *drafts,
-                        size_t drafts_n, char *err, size_t err_n) {
+                        size_t drafts_n, char *err, size_t err_len) {
     int w;
     if (output) {
         w = snprintf(path, path_n, "%s", output);
     } else {
         const char *home = path_home();
         char dir[4096];
-        if (!home || !run_id) { snprintf(err, err_n, "no home directory: pass --output FILE"); return PACER_ERR_IO; }
+        if (!home || !run_id) { snprintf(err, err_len, "no home directory: pass --output FILE"); return PACER_ERR_IO; }
         if (snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home) >= (int)sizeof dir || dir_create_all(dir, 0700)) {
-            snprintf(err, err_n, "cannot create the receipts directory under ~/.pacer");
+            snprintf(err, err_len, "cannot create the receipts directory under ~/.pacer");
             return PACER_ERR_IO;
         }
         w = snprintf(path, path_n, "%s/%s.json", dir, run_id);
     }
     size_t n = strlen(path);
-    if (w < 0 || (size_t)w >= path_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    if (w < 0 || (size_t)w >= path_n) { snprintf(err, err_len, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
     if (n > 5 && strcmp(path + n - 5, ".json") == 0) w = snprintf(drafts, drafts_n, "%.*s.drafts.json", (int)(n - 5), path);
     else w = snprintf(drafts, drafts_n, "%s.drafts.json", path);
-    if (w < 0 || (size_t)w >= drafts_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    if (w < 0 || (size_t)w >= drafts_n) { snprintf(err, err_len, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
     return PACER_OK;
 }
 
@@ -546,12 +601,17 @@ json_t *receipt_drafts_new(const char *run_id, bool drafter_passed) {
 
 static json_t *opt_int(bool has, int64_t v) { return has ? json_integer(v) : json_null(); }
 
+json_t *receipt_drafts_counts(const attempt_sample *s) {
+    return json_pack("{s:o,s:o,s:o}", "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
+                     "draft_proposed", opt_int(s->has_draft_n, s->draft_n), "draft_accepted",
+                     opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
+}
+
 pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s) {
-    json_t *a = json_pack("{s:i,s:i,s:b,s:o,s:o,s:o}", "cell", cell, "index", index, "warmup", warmup,
-                          "verify_rounds", opt_int(s->has_verify_rounds, s->verify_rounds),
-                          "draft_proposed", opt_int(s->has_draft_n, s->draft_n),
-                          "draft_accepted", opt_int(s->has_draft_n_accepted, s->draft_n_accepted));
-    if (!a) return PACER_ERR_NOMEM;
+    json_t *a = json_pack("{s:i,s:i,s:b}", "cell", cell, "index", index, "warmup", warmup);
+    json_t *counts = receipt_drafts_counts(s);
+    if (!a || !counts || json_object_update(a, counts)) { json_decref(a); json_decref(counts); return PACER_ERR_NOMEM; }
+    json_decref(counts);
     return json_array_append_new(json_object_get(drafts, "attempts"), a) ? PACER_ERR_NOMEM : PACER_OK;
 }
 

@@ -196,18 +196,65 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     return r;
 }
 
-pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n) {
+/* The request an attempt of cell `c` sends: server text sanitized with `san`, logged to `log`. */
+static attempt_request runner_request(const runner_options *o, const runner_cell *c, int max_tokens, attempt_route route,
+                                      const sanitize_context *san, runner_log *log) {
+    const suite *s = o->suite;
+    return (attempt_request){.server_url = o->server_url, .model_id = o->served_model, .route = route,
+                             .prompt = c->w->prompt, .max_tokens = max_tokens, .temperature = c->st.temperature,
+                             .top_k = c->st.temperature > 0 ? c->st.top_k : 0,
+                             .top_p = c->st.temperature > 0 ? c->st.top_p : 0,
+                             .disable_thinking = s->thinking_disabled, .disable_prompt_cache = s->prompt_cache_disabled,
+                             .api_key = o->api_key, .server_tok_s_field = o->server_tok_s_field,
+                             .prefill_ms_field = o->prefill_ms_field, .idle_timeout_ms = o->idle_timeout_ms,
+                             .cancel_flag = o->cancel_flag, .sanitize = san, .on_server_text = runner_log_text,
+                             .server_text_ctx = log};
+}
+
+/* Runs the load sweep on one cell and puts its section and calibration into receipt `r`. */
+static pacer_err runner_load(const runner_options *o, const runner_cell *cells, int n_cells, json_t *r,
+                             const sanitize_context *san, runner_log *log, runner_result *res, char *err, size_t err_len) {
+    const runner_cell *c = NULL;
+    const char *want = o->load_workload ? o->load_workload : "chat";
+    for (int i = 0; i < n_cells && !c; i++) if (strcmp(cells[i].w->name, want) == 0) c = &cells[i];
+    if (!c && o->load_workload) {
+        snprintf(err, err_len, "the suite has no workload '%s'", o->load_workload);
+        return PACER_ERR_ARG;
+    }
+    if (!c) c = &cells[0];
+    load_options lo = *o->load;
+    int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
+    attempt_route route = runner_chat_only(o) ? ATTEMPT_ROUTE_CHAT : c->w->route;
+    snprintf(log->where, sizeof log->where, "load sweep %s/%s", c->w->name, c->st.name);
+    lo.request = runner_request(o, c, max_tokens, route, san, log);
+    lo.rules = (rules_context){o->suite->rule_version, max_tokens, c->st.temperature == 0.0,
+                               o->suite->natural_stop_min_tokens};
+    lo.seed_base = c->st.seed_base;
+    lo.workload = c->w->name;
+    lo.setting = c->st.name;
+    lo.cancel_flag = o->cancel_flag;
+    load_result lr;
+    pacer_err rc = load_run(&lo, &lr, err, err_len);
+    if (rc) return rc;
+    json_object_set_new(r, "load", lr.section);
+    json_object_set_new(json_object_get(r, "client"), "calibration", lr.calibration);
+    res->cancelled = lr.cancelled;
+    res->exit_status = lr.cancelled ? 130 : lr.incomplete ? 2 : 0;
+    return PACER_OK;
+}
+
+pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     const suite *s = o->suite;
-    if (!s || !o->server_url || !o->mode) { snprintf(err, err_n, "runner: missing suite, URL or mode"); return PACER_ERR_ARG; }
+    if (!s || !o->server_url || !o->mode) { snprintf(err, err_len, "runner: missing suite, URL or mode"); return PACER_ERR_ARG; }
     if (o->chat_only && s->rule_version < 2) {
-        snprintf(err, err_n, "--chat-only needs a suite with rule version 2 (%s has %d)", s->id, s->rule_version);
+        snprintf(err, err_len, "--chat-only needs a suite with rule version 2 (%s has %d)", s->id, s->rule_version);
         return PACER_ERR_ARG;
     }
     int reps = o->reps > 0 ? o->reps : s->repetitions;
     int warmups = o->warmups > 0 ? o->warmups : s->warmups;
     bool standard = s->builtin && (o->reps == 0 || o->reps == s->repetitions) && o->tokens == 0 && o->n_temps == 0 &&
-                    (o->warmups == 0 || o->warmups == s->warmups);
+                    (o->warmups == 0 || o->warmups == s->warmups) && !o->load;
     runner_cell cells[SUITE_MAX_WORKLOADS * SUITE_MAX_SETTINGS];
     int n_cells = runner_cells(o, cells, (int)(sizeof cells / sizeof cells[0]));
     char run_id[40];
@@ -216,7 +263,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     sanitize_context *own_san = NULL;
     const sanitize_context *san = o->sanitize;
     if (!san && !(san = own_san = runner_sanitize_context(s, o->server_url))) {
-        snprintf(err, err_n, "out of memory");
+        snprintf(err, err_len, "out of memory");
         return PACER_ERR_NOMEM;
     }
     runner_log log = {.path = o->server_log};
@@ -231,7 +278,18 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
         json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
     json_t *jcells = json_array();
     json_t *drafts = receipt_drafts_new(run_id, o->drafter_passed);
-    bool cancelled = false, any_incomplete = false;
+    bool cancelled = false, any_incomplete = false, drafts_lost = false;
+    if (o->load) {
+        pacer_err rc = runner_load(o, cells, n_cells, r, san, &log, out, err, err_len);
+        if (rc) {
+            json_decref(jcells), json_decref(r), json_decref(drafts);
+            sanitize_context_free(own_san);
+            return rc;
+        }
+        cancelled = out->cancelled;
+        any_incomplete = out->exit_status == 2;
+        n_cells = 0;
+    }
     for (int ci = 0; ci < n_cells && !cancelled; ci++) {
         const runner_cell *c = &cells[ci];
         int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
@@ -245,21 +303,15 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
             if (o->cancel_flag && *o->cancel_flag) { cancelled = true; break; }
             bool has_seed = c->st.temperature > 0;
             int64_t seed = c->st.seed_base + (warm ? 0 : index);
-            attempt_request req = {.server_url = o->server_url, .model_id = o->served_model, .route = route,
-                                   .prompt = c->w->prompt, .max_tokens = max_tokens, .temperature = c->st.temperature,
-                                   .top_k = c->st.temperature > 0 ? c->st.top_k : 0,
-                                   .top_p = c->st.temperature > 0 ? c->st.top_p : 0, .has_seed = has_seed, .seed = seed,
-                                   .disable_thinking = s->thinking_disabled,
-                                   .disable_prompt_cache = s->prompt_cache_disabled, .api_key = o->api_key,
-                                   .server_tok_s_field = o->server_tok_s_field,
-                                   .prefill_ms_field = o->prefill_ms_field, .idle_timeout_ms = o->idle_timeout_ms, .cancel_flag = o->cancel_flag,
-                                   .sanitize = san, .on_server_text = runner_log_text, .server_text_ctx = &log};
+            attempt_request req = runner_request(o, c, max_tokens, route, san, &log);
+            req.has_seed = has_seed;
+            req.seed = seed;
             snprintf(log.where, sizeof log.where, "cell %d %s/%s %s %d", ci, c->w->name, c->st.name,
                      warm ? "warm-up" : "repetition", index);
             attempt_sample smp;
             pacer_err rc = attempt_run(&req, &smp);
             if (rc) {
-                snprintf(err, err_n, "attempt could not be run: %s", pacer_strerror(rc));
+                snprintf(err, err_len, "attempt could not be run: %s", pacer_strerror(rc));
                 json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
                 sanitize_context_free(own_san);
                 return rc;
@@ -276,7 +328,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
                 json_array_append_new(reasons, json_string(line));
             }
             json_array_append_new(atts, receipt_attempt_to_json(&smp, index, warm, has_seed, seed));
-            receipt_drafts_add(drafts, ci, index, warm, &smp);
+            if (receipt_drafts_add(drafts, ci, index, warm, &smp)) drafts_lost = true;
             if (o->progress) o->progress(o->progress_ctx, ci, n_cells, c->w->name, c->st.name, index, reps, warm, &smp);
         }
         int measured = 0;
@@ -304,7 +356,11 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     rank_reasons(r, s, unranked); /* from the receipt's own facts, as the validator judges them */
     json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
     json_object_set_new(r, "unranked_reasons", unranked);
-    receipt_drafts_finish(drafts);
+    if (receipt_drafts_finish(drafts)) drafts_lost = true;
+    /* the receipt keeps every measurement; the drafts file says it is short rather than lie */
+    if (drafts_lost)
+        json_array_append_new(json_object_get(drafts, "notes"),
+                              json_string("drafts incomplete: out of memory while recording server draft counts"));
     sanitize_context_free(own_san);
     out->receipt = r;
     out->drafts = drafts;

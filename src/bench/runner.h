@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "bench/attempt.h"
+#include "bench/load.h"
 #include "bench/manifest.h"
 #include "bench/suite.h"
 
@@ -71,6 +72,11 @@ typedef struct runner_options {
     const char *server_log;     /* where servers' full text goes (runlog_server_path); NULL: nowhere */
     runner_progress_fn progress;
     void *progress_ctx;
+    /* A load sweep instead of the suite's cells: its levels, size, seed, SLOs and
+     * calibration (the request, rules and names are filled in here, from the cell of
+     * `load_workload`, or the chat workload, or the first; NULL: a suite run). */
+    const load_options *load;
+    const char *load_workload;
 } runner_options;
 
 typedef struct runner_result {
@@ -83,7 +89,7 @@ typedef struct runner_result {
 /* Runs every cell: warm-ups, then repetitions, in suite order, and stops after a
  * cancelled attempt. Fills `out`; returns an error only for invalid options (message in
  * `err`). */
-pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n);
+pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_len);
 
 /* The sanitizer context of a run (free with sanitize_context_free): the suite's prompts (its
  * fixtures), this machine's host and user names and home directory, and the host named by

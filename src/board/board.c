@@ -43,6 +43,7 @@ pacer_err board_new(const board_config *cfg, board **out) {
 
 board_metrics *board_get_metrics(board *b) { return b->metrics; }
 const board_config *board_get_config(const board *b) { return &b->cfg; }
+struct board_site *board_get_site(const board *b) { return b->site; }
 
 void board_result_url(const board *b, const char *id, char *out, size_t n) {
     snprintf(out, n, "%s/r/%s", b->cfg.public_url ? b->cfg.public_url : "", id);
@@ -74,6 +75,8 @@ pacer_err board_auth(board *b, const char *authorization, board_identity *out) {
     char hash[65];
     pacer_err rc = sha256_hex(tok, n, hash);
     if (!rc) rc = store_token_find(b->cfg.store, hash, &out->profile, out->token_name);
+    /* a browser profile's cookie is scoped to the website's forms: it is no upload token */
+    if (!rc && strcmp(out->profile.kind, "browser") == 0) rc = PACER_ERR_NOT_FOUND;
     return rc;
 }
 
@@ -172,6 +175,7 @@ size_t board_lookup_pass(board *b, int64_t now_s) {
         if (h.outcome == HUB_UNAVAILABLE) metrics_count(b->metrics, METRIC_LOOKUP_RETRIES, NULL);
         pacer_err rc = store_lookup_record(b->cfg.store, s, now_s);
         if (!rc) log_info("board: %s is %s after checkpoint lookup %d", s->id, board_state_name(s->state), s->lookup_attempts);
+        if (!rc) site_invalidate(b->site);
     }
     size_t n = due.n;
     store_submission_list_free(&due);
@@ -293,6 +297,7 @@ int board_submit(board *b, const board_identity *who, const char *body, size_t l
         json_object_set_new(*answer, "uploads_today", json_integer(used + 1));
         json_object_set_new(*answer, "quota", json_integer(quota));
         log_info("board: %s from %s is %s", s->id, who->profile.id, board_state_name(s->state));
+        site_invalidate(b->site);
         status = 201;
     }
 out:

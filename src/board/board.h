@@ -47,6 +47,8 @@ void board_free(board *b);
 pacer_err board_listen(board *b, const char *host, int port, int threads, char *err, size_t err_n);
 int board_port(const board *b);
 board_metrics *board_get_metrics(board *b);
+/* The website of a listening board (board/site.h); NULL before board_listen. */
+struct board_site *board_get_site(const board *b);
 const board_config *board_get_config(const board *b);
 
 /* The one intake: judges `len` bytes, applies idempotency, quota and the checkpoint lookup,

@@ -85,6 +85,7 @@ static pacer_err h_receipt(board *b, http_req *r) {
         if (rc == PACER_ERR_NOT_FOUND) return answer_error(r, 404, "not_found", "no such submission of yours");
         if (rc == PACER_ERR_STATE) return answer_error(r, 409, "conflict", "the submission cannot be withdrawn in its state");
         if (rc) return answer_error(r, 503, "store_error", "the board could not change the submission");
+        site_invalidate(b->site);
     } else if (strcmp(method, "GET") != 0) {
         return answer_error(r, 405, "method_not_allowed", "GET a submission");
     }
@@ -114,22 +115,16 @@ static pacer_err h_metrics(board *b, http_req *r) {
     return http_respond_take(r, 200, "text/plain; version=0.0.4", text, strlen(text));
 }
 
-/* The result page is the website's (part 2); until it serves /r/ID, the API view stands in. */
-static pacer_err h_result(board *b, http_req *r) {
-    const char *id = http_req_path(r) + 3;
-    char loc[128];
-    if (!id[0] || strlen(id) >= STORE_ID_MAX || strchr(id, '/')) return answer_error(r, 404, "not_found", "no such result");
-    snprintf(loc, sizeof loc, "%s%s", RECEIPTS_PREFIX, id);
-    pacer_err rc = http_req_add_header(r, "Location", loc);
-    return rc ? rc : http_respond(r, 302, "text/plain", "", 0);
+static pacer_err h_not_found(void *ctx, http_req *r) {
+    if (site_path_is_page(http_req_path(r))) return site_not_found(ctx, r);
+    return answer_error(r, 404, "not_found", "no such route");
 }
-
-static pacer_err h_not_found(void *ctx, http_req *r) { return answer_error(r, 404, "not_found", "no such route"); }
 
 static pacer_err h_too_large(void *ctx, http_req *r) {
     board *b = ctx;
     metrics_count(b->metrics, METRIC_UPLOADS, "rejected");
     metrics_count(b->metrics, METRIC_VALIDATION_FAILURES, "limits");
+    if (site_path_is_page(http_req_path(r))) return site_too_large(b, r);
     return answer_error(r, 413, "too_large", "the request body is larger than the board accepts");
 }
 
@@ -146,7 +141,6 @@ TIMED(h_upload, "upload")
 TIMED(h_receipt, "receipt")
 TIMED(h_whoami, "whoami")
 TIMED(h_metrics, "metrics")
-TIMED(h_result, "result")
 
 static const http_route board_routes[] = {
     {"GET", "/api/v1/capabilities", HTTP_MATCH_EXACT, t_h_capabilities},
@@ -154,23 +148,35 @@ static const http_route board_routes[] = {
     {NULL, RECEIPTS_PREFIX, HTTP_MATCH_PREFIX, t_h_receipt},
     {"GET", "/api/v1/whoami", HTTP_MATCH_EXACT, t_h_whoami},
     {"GET", "/metrics", HTTP_MATCH_EXACT, t_h_metrics},
-    {"GET", "/r/", HTTP_MATCH_PREFIX, t_h_result},
 };
 
+/* Room past the largest receipt for the website's upload form around it. */
+#define FORM_OVERHEAD (64u << 10)
+
 pacer_err board_listen(board *b, const char *host, int port, int threads, char *err, size_t err_n) {
+    size_t n_api = sizeof board_routes / sizeof board_routes[0];
+    pacer_err rc = site_new(b, NULL, &b->site);
+    if (!rc && !(b->routes = malloc((site_route_count + n_api) * sizeof *b->routes))) rc = PACER_ERR_NOMEM;
+    if (rc) {
+        snprintf(err, err_n, "cannot set up the website: %s", pacer_strerror(rc));
+        return rc;
+    }
+    memcpy(b->routes, site_routes, site_route_count * sizeof *b->routes);
+    memcpy(b->routes + site_route_count, board_routes, sizeof board_routes);
     http_options o = {
         .host = host,
         .port = port,
-        .max_body = INTAKE_MAX_BYTES,
+        .max_body = INTAKE_MAX_BYTES + FORM_OVERHEAD,
         .timeout_s = 60,
         .threads = threads > 0 ? threads : 4,
-        .routes = board_routes,
-        .n_routes = sizeof board_routes / sizeof board_routes[0],
+        .access_log = true,
+        .routes = b->routes,
+        .n_routes = site_route_count + n_api,
         .not_found = h_not_found,
         .too_large = h_too_large,
         .ctx = b,
     };
-    pacer_err rc = http_server_start(&o, &b->srv, err, err_n);
+    rc = http_server_start(&o, &b->srv, err, err_n);
     if (rc) return rc;
     if (pthread_create(&b->lookup, NULL, board_lookup_thread, b) != 0) {
         snprintf(err, err_n, "cannot start the lookup thread");
@@ -192,6 +198,8 @@ void board_free(board *b) {
         pthread_mutex_unlock(&b->mu);
         pthread_join(b->lookup, NULL);
     }
+    site_free(b->site);
+    free(b->routes);
     metrics_free(b->metrics);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "board/board.h"
+#include "board/site.h"
 #include "server/http.h"
 
 struct board {
@@ -18,6 +19,8 @@ struct board {
     bool stopping;        /* guarded by mu; the lookup thread waits on cv */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    board_site *site;     /* the website (pages), made by board_listen */
+    http_route *routes;   /* the API's routes and the website's, one table */
 };
 
 /* The lookup thread's body: a pass over the due queue every half second until stopping. */

@@ -88,7 +88,7 @@ pacer_err hub_check(const char *endpoint, const char *repo, const char *revision
     }
     if (!json_is_object(info)) {
         out->outcome = HUB_UNAVAILABLE;
-        snprintf(out->reason, sizeof out->reason, "the hub did not answer: %s", status == 200 ? "not the hub's JSON" : why[0] ? why : "no answer");
+        snprintf(out->reason, sizeof out->reason, "the hub did not answer: %.200s", status == 200 ? "not the hub's JSON" : why[0] ? why : "no answer");
         goto done;
     }
     judge_info(info, out);
@@ -99,7 +99,7 @@ pacer_err hub_check(const char *endpoint, const char *repo, const char *revision
     free(url);
     if (status == 0 || status == 429 || status >= 500) {
         out->outcome = HUB_UNAVAILABLE;
-        snprintf(out->reason, sizeof out->reason, "the hub did not answer for config.json: %s", why[0] ? why : "no answer");
+        snprintf(out->reason, sizeof out->reason, "the hub did not answer for config.json: %.200s", why[0] ? why : "no answer");
         goto done;
     }
     if (status == 200) config = json_loadb(body.data ? body.data : "", body.len, 0, NULL);

@@ -200,7 +200,7 @@ static void facts_fill(const json_t *r, store_submission *f) {
 }
 
 /* Why a valid receipt is not a complete standard run (DESIGN.md section 12); none: it is. */
-static void completeness(const json_t *r, const store_submission *f, intake_verdict *v) {
+static void completeness(const json_t *r, store_submission *f, intake_verdict *v) {
     size_t before = json_array_size(v->reasons);
     const json_t *man = json_object_get(r, "manifest"), *hw = json_object_get(r, "hardware");
     if (!f->standard) add_reason(v, NULL, "not a standard run: the suite's repetitions, tokens or temperatures were changed");
@@ -221,6 +221,7 @@ static void completeness(const json_t *r, const store_submission *f, intake_verd
     if (strcmp(json_get_str(hw, "source", "unknown"), "unknown") == 0) add_reason(v, NULL, "hardware unknown");
     else if (strcmp(f->backend, "cpu") != 0 && !f->gpu_name[0]) add_reason(v, NULL, "no GPU named for a %s run", f->backend);
     v->outcome = json_array_size(v->reasons) == before ? INTAKE_STANDARD : INTAKE_REVIEW;
+    f->complete = v->outcome == INTAKE_STANDARD; /* what the rankings select on */
 }
 
 /* The sanitizer's contexts (the prompts of each built-in suite), made once and only read after. */

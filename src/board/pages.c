@@ -321,7 +321,7 @@ static pacer_err map_section(buf *out, const pages_site *site, const pages_query
                                  "point opens its receipt.</p>");
     if (!rc)
         rc = scatter_of(out, &ps, "map-chart", "Performance map: first text against stream speed",
-                        (svg_axis){"first text (ms)", true}, (svg_axis){"stream tok/s", false});
+                        (svg_axis){"first text (ms)", true}, (svg_axis){"stream tok/s", true});
     if (!rc)
         rc = html_appendf(out, "<div class=\"map-caption\"><span id=\"map-count\">%zu result%s on this page, newest "
                                "first</span>",
@@ -416,24 +416,49 @@ static pacer_err podium_step(buf *out, const pages_site *site, const pages_query
     return rc ? rc : buf_append_str(out, " tok/s</span></li>");
 }
 
-static pacer_err size_plot(buf *out, const pages_query *q, const rank_row *rows, size_t n, const rank_filter *f) {
-    point_set ps;
-    pacer_err rc = points_alloc(&ps, n);
-    for (size_t i = 0; i < n && !rc; i++) {
+#define SIZE_PLOT_MAX 400
+
+/* The best run of each model on each machine (the plot's points), at most `max`. */
+static size_t best_per_model_and_machine(const rank_row *rows, size_t n, const rank_filter *f, bool active,
+                                         const rank_row **best, size_t max) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
         const rank_row *r = &rows[i];
         int64_t p;
-        if (!rank_row_selected(r, f) || !rank_row_has_speed(r) || !rank_row_params(r, q->active, &p)) continue;
+        if (!rank_row_selected(r, f) || !rank_row_has_speed(r) || !rank_row_params(r, active, &p)) continue;
+        size_t j = 0;
+        while (j < k && (strcmp(best[j]->model_id, r->model_id) != 0 || strcmp(best[j]->hardware, r->hardware) != 0)) j++;
+        if (j == k && k < max) best[k++] = r;
+        else if (j < k && r->chat_greedy_tok_s > best[j]->chat_greedy_tok_s) best[j] = r;
+    }
+    return k;
+}
+
+static pacer_err size_plot(buf *out, const pages_query *q, const rank_row *rows, size_t n, const rank_filter *f) {
+    const rank_row **best = malloc(SIZE_PLOT_MAX * sizeof *best);
+    if (!best) return PACER_ERR_NOMEM;
+    size_t k = best_per_model_and_machine(rows, n, f, q->active, best, SIZE_PLOT_MAX);
+    point_set ps;
+    pacer_err rc = points_alloc(&ps, k);
+    for (size_t i = 0; i < k && !rc; i++) {
+        const rank_row *r = best[i];
+        int64_t p = 0;
+        rank_row_params(r, q->active, &p);
         char label[384], tok[32], sz[32];
         pages_format_number(r->chat_greedy_tok_s, tok, sizeof tok);
         pages_format_params(p, sz, sizeof sz);
-        snprintf(label, sizeof label, "%s, %s %s (%s): %s tok/s", r->model_id, sz, q->active ? "active" : "total",
-                 r->display_name, tok);
+        snprintf(label, sizeof label, "%s (%s %s) on %s, by %s: %s tok/s", r->model_id, sz,
+                 q->active ? "active" : "total", r->hardware, r->display_name, tok);
         points_add(&ps, r, (double)p / 1e9, r->chat_greedy_tok_s, label);
     }
+    free(best);
+    if (!rc)
+        rc = buf_append_str(out, "<h3>Parameter count against speed</h3><p class=\"muted\">The best greedy-chat "
+                                 "median of each model on each machine.</p>");
     if (!rc)
         rc = scatter_of(out, &ps, "size-chart", "Parameter count against greedy-chat speed",
                         (svg_axis){q->active ? "active parameters, billions" : "total parameters, billions", true},
-                        (svg_axis){"stream tok/s", false});
+                        (svg_axis){"stream tok/s", true});
     points_free(&ps);
     return rc;
 }
@@ -463,8 +488,8 @@ static pacer_err podium_section(buf *out, const pages_site *site, const pages_qu
     if (!rc && l.n) rc = buf_append_str(out, "<ol class=\"podium\">");
     for (size_t i = 0; i < l.n && i < 3 && !rc; i++) rc = podium_step(out, site, q, &l.items[i], &rows[l.items[i].row], i);
     if (!rc && l.n) rc = buf_append_str(out, "</ol>");
-    if (!rc && l.n > 3) {
-        rank_list rest = {l.items + 3, l.n - 3};
+    if (!rc && l.n > 3) { /* places 4 to 10 below the podium */
+        rank_list rest = {l.items + 3, l.n - 3 < PAGES_TOP - 3 ? l.n - 3 : PAGES_TOP - 3};
         rc = standings_table(out, site, q->suite, &rest, rows, VALUE_SIZE, "size \xC3\x97 speed");
     }
     if (!rc && l.n == 0) rc = buf_append_str(out, "<p class=\"muted\">Nothing ranked yet.</p>");

@@ -26,6 +26,17 @@ typedef struct sub_rows {
     bool found;
 } sub_rows;
 
+/* Makes room for one more item in a list of `n` items of `size` bytes (capacity *cap). */
+static pacer_err list_grow(void **items, size_t *cap, size_t n, size_t size) {
+    if (n < *cap) return PACER_OK;
+    size_t want = *cap ? *cap * 2 : 16;
+    void *p = realloc(*items, want * size);
+    if (!p) return PACER_ERR_NOMEM;
+    *items = p;
+    *cap = want;
+    return PACER_OK;
+}
+
 static pacer_err sub_from_row(store_submission *s, const store_value *c) {
     memset(s, 0, sizeof *s);
     store_copy_text(s->id, sizeof s->id, &c[0]);
@@ -79,14 +90,9 @@ static pacer_err row_sub(void *ud, const store_value *c, size_t n) {
         l->more = true;
         return PACER_OK;
     }
-    if (l->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        store_submission *items = realloc(l->items, cap * sizeof *items);
-        if (!items) return PACER_ERR_NOMEM;
-        l->items = items;
-        r->cap = cap;
-    }
-    pacer_err rc = sub_from_row(&l->items[l->n], c);
+    pacer_err rc = list_grow((void **)&l->items, &r->cap, l->n, sizeof *l->items);
+    if (rc) return rc;
+    rc = sub_from_row(&l->items[l->n], c);
     l->n++;
     return rc;
 }
@@ -366,13 +372,8 @@ typedef struct contrib_rows {
 static pacer_err row_contrib(void *ud, const store_value *c, size_t n) {
     contrib_rows *r = ud;
     if (n < 6) return PACER_ERR_INTERNAL;
-    if (r->l->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        store_contributor *items = realloc(r->l->items, cap * sizeof *items);
-        if (!items) return PACER_ERR_NOMEM;
-        r->l->items = items;
-        r->cap = cap;
-    }
+    pacer_err rc = list_grow((void **)&r->l->items, &r->cap, r->l->n, sizeof *r->l->items);
+    if (rc) return rc;
     store_contributor *k = &r->l->items[r->l->n++];
     memset(k, 0, sizeof *k);
     store_copy_text(k->profile_id, sizeof k->profile_id, &c[0]);

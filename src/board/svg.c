@@ -53,6 +53,21 @@ static double scale_at(const scale *s, double v) {
 
 static bool drawable(double v, bool log_axis) { return isfinite(v) && (!log_axis || v > 0); }
 
+/* The largest 1, 2 or 5 times a power of ten at or below v (v > 0); with `up`, the smallest
+ * at or above. */
+static double log_step(double v, bool up) {
+    static const double m[] = {1, 2, 5, 10};
+    double p = pow(10, floor(log10(v)));
+    if (up) {
+        for (int i = 0; i < 4; i++)
+            if (m[i] * p >= v * (1 - 1e-12)) return m[i] * p;
+        return 10 * p;
+    }
+    for (int i = 3; i >= 0; i--)
+        if (m[i] * p <= v * (1 + 1e-12)) return m[i] * p;
+    return p;
+}
+
 /* The domain of the drawable values of one coordinate: powers of ten around them (log), or
  * from 0 (or the minimum when negative) to a step above the maximum (linear). */
 static void domain(const svg_scatter *s, bool is_x, scale *sc) {
@@ -68,9 +83,9 @@ static void domain(const svg_scatter *s, bool is_x, scale *sc) {
     }
     if (lg) {
         if (!any) { lo = 1; hi = 1000; }
-        lo = pow(10, floor(log10(lo)));
-        hi = pow(10, ceil(log10(hi)));
-        if (hi <= lo) hi = lo * 10;
+        lo = log_step(lo, false);
+        hi = log_step(hi, true);
+        if (hi <= lo) hi = log_step(lo * 1.5, true);
     } else {
         if (!any) hi = 1;
         if (lo > 0) lo = 0;
@@ -155,12 +170,14 @@ pacer_err svg_scatter_append(buf *out, const svg_scatter *s, size_t *drawn) {
         const svg_point *p = &s->points[i];
         if (!drawable(p->x, s->x.log) || !drawable(p->y, s->y.log)) continue;
         double cx = scale_at(&sx, p->x), cy = scale_at(&sy, p->y);
+        /* a link is named by its <title> (its tooltip too); a plain point carries its own */
         if (p->href)
-            rc = html_appendf(out, "<a href=\"%s\" aria-label=\"%s\">", p->href, p->label);
-        if (!rc)
+            rc = html_appendf(out, "<a href=\"%s\"><title>%s</title><circle class=\"pt s%u\" cx=\"%.1f\" cy=\"%.1f\" "
+                                   "r=\"5\"/></a>",
+                              p->href, p->label, p->series % 8, cx, cy);
+        else
             rc = html_appendf(out, "<circle class=\"pt s%u\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s</title></circle>",
                               p->series % 8, cx, cy, p->label);
-        if (!rc && p->href) rc = buf_append_str(out, "</a>");
         count++;
     }
     if (!rc) rc = buf_append_str(out, "</g>");

@@ -20,7 +20,7 @@ typedef struct svg_axis {
 typedef struct svg_point {
     double x, y;
     const char *href;  /* the point links here (a focusable <a>); NULL: not a link */
-    const char *label; /* accessible name and tooltip */
+    const char *label; /* accessible name and tooltip: the <title> of the link or circle */
     unsigned series;   /* colour: class "s<series % 8>" */
 } svg_point;
 

@@ -18,6 +18,7 @@ int cmd_model(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_request(int argc, char **argv);
+int cmd_lab(int argc, char **argv);
 int cmd_board(int argc, char **argv);
 
 /* Prints "pacer: MESSAGE" on stderr (printf format). */

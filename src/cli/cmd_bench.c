@@ -22,6 +22,7 @@
 #include "bench/sanitize.h"
 #include "bench/suite.h"
 #include "bench/managed.h"
+#include "cli/bench_load.h"
 #include "cli/cli.h"
 #include "cli/cmd_publish.h"
 #include "cli/demo.h"
@@ -68,7 +69,7 @@ static int bench_suites(void) {
                    s.natural_stop_min_tokens);
         for (int w = 0; w < s.n_workloads; w++) {
             char hex[65];
-            sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex);
+            if (sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex)) snprintf(hex, sizeof hex, "unavailable");
             printf("  workload     %-6s route %-11s %d tokens; prompt %zu bytes, sha256 %s\n", s.workloads[w].name,
                    attempt_route_name(s.workloads[w].route), s.workloads[w].max_tokens, strlen(s.workloads[w].prompt), hex);
         }
@@ -86,15 +87,25 @@ static int bench_suites(void) {
 }
 
 static int bench_inspect(int argc, char **argv) {
-    bool as_json = false;
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'}, {"suite", required_argument, 0, 's'},
+        {0, 0, 0, 0}};
+    inspect_format fmt = INSPECT_TEXT;
     const char *path = NULL, *suite_file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) as_json = true;
-        else if (strcmp(argv[i], "--suite") == 0 && i + 1 < argc) suite_file = argv[++i];
-        else if (!path && argv[i][0] != '-') path = argv[i];
-        else { cli_error("bench inspect: unexpected argument '%s'", argv[i]); return 1; }
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'j') fmt = INSPECT_JSON;
+        else if (c == 's') suite_file = optarg;
+        else if (c == 'f' && inspect_format_parse(optarg, &fmt)) continue;
+        else if (c == 'f') { cli_error("bench inspect: --format must be text, json, csv or md"); return 1; }
+        else { cli_error("bench inspect: unexpected argument '%s'", argv[optind - 1]); return 1; }
     }
-    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--json] [--suite FILE]"); return 1; }
+    if (optind < argc) path = argv[optind++];
+    if (optind < argc) { cli_error("bench inspect: unexpected argument '%s'", argv[optind]); return 1; }
+    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--format text|json|csv|md] [--suite FILE]"); return 1; }
+    bool as_json = fmt == INSPECT_JSON;
     json_t *r = NULL, *d = NULL;
     char err[512], not_validated[600] = "";
     int status = 1;
@@ -110,6 +121,13 @@ static int bench_inspect(int argc, char **argv) {
         status = 0;
         goto out;
     }
+    buf b;
+    buf_init(&b, 1u << 24);
+    if (fmt == INSPECT_CSV || fmt == INSPECT_MD) { /* the cell table alone, for spreadsheets and documents */
+        if (inspect_render_cells(r, fmt, &b) == PACER_OK) { fputs(b.data ? b.data : "", stdout); status = 0; }
+        buf_free(&b);
+        goto out;
+    }
     char rpath[4400], dpath[4500];
     if (receipt_paths(path, NULL, rpath, sizeof rpath, dpath, sizeof dpath, err, sizeof err) ||
         receipt_read(dpath, &d, err, sizeof err) || !json_is_object(d) ||
@@ -117,8 +135,6 @@ static int bench_inspect(int argc, char **argv) {
         json_decref(d);
         d = NULL;
     }
-    buf b;
-    buf_init(&b, 1u << 24);
     if (inspect_render(r, d, &b) == PACER_OK) {
         fputs(b.data ? b.data : "", stdout);
         if (not_validated[0]) printf("\nnot validated: %s\n", not_validated);
@@ -171,11 +187,11 @@ static void bench_say(void *ctx, const char *line) {
  * ready, and what it knows put into `o`. Returns 0, or the exit status (1, 130, or 129/143
  * for SIGHUP/SIGTERM) after saying why. */
 /* The check the board's intake runs, with the context it has (the suite's prompts). */
-static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_n) {
+static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_len) {
     sanitize_context *c = sanitize_context_new();
     pacer_err rc = c ? sanitize_context_add_suite(c, s) : PACER_ERR_NOMEM;
-    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_n);
-    else snprintf(err, err_n, "%s", pacer_strerror(rc));
+    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_len);
+    else snprintf(err, err_len, "%s", pacer_strerror(rc));
     sanitize_context_free(c);
     return rc;
 }
@@ -244,8 +260,9 @@ static const char bench_usage[] =
     "         declarations, never checked against the server\n"
     "         --publish [--yes] [--upload-url URL]: publish the receipt when the run is done\n"
     "         (what a board would refuse is refused before the run)\n"
+    BENCH_LOAD_USAGE
     "       pacer bench suites\n"
-    "       pacer bench inspect RECEIPT [--json] [--suite FILE]\n"
+    "       pacer bench inspect RECEIPT [--format text|json|csv|md] (--json: --format json) [--suite FILE]\n"
     "         --suite FILE: validate a receipt of a suite file against that file (same digest)\n"
     "       pacer bench publish RECEIPT [--yes] [--upload-url URL] | login [--token-stdin] | logout\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
@@ -267,10 +284,11 @@ int cmd_bench(int argc, char **argv) {
         {"drafter", required_argument, 0, 'D'}, {"serial", no_argument, 0, 'L'},
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
         {"no-read-sample", no_argument, 0, 'R'}, {"publish", no_argument, 0, 'P'},
-        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'},
+        {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'}, BENCH_LOAD_OPTIONS,
         {"context", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
+    bench_load_cli lc = {0};
     runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
     const char *suite_name = "community-v2", *output = NULL, *upload_url = NULL;
     bool publish = false, yes = false;
@@ -300,7 +318,11 @@ int cmd_bench(int argc, char **argv) {
         case 'y': yes = true; break;
         case 'u': upload_url = optarg; break;
         case 'h': fputs(bench_usage, stdout); return 0;
-        default: fputs(bench_usage, stderr); return 1;
+        default: {
+            int handled = bench_load_option(&lc, c, optarg);
+            if (handled < 0) return 1;
+            if (handled == 0) { fputs(bench_usage, stderr); return 1; }
+        }
         }
     }
     if (optind < argc) o.public_id = argv[optind++];
@@ -322,6 +344,11 @@ int cmd_bench(int argc, char **argv) {
     if (o.backend && strcmp(sanitize_vocab(sanitize_backends, o.backend), "other") == 0) {
         cli_error("--backend: '%s' is not one of cpu, cuda, rocm, mlx, metal, vulkan, auto", o.backend);
         return 1;
+    }
+    if (lc.any) {
+        if (bench_load_finish(&lc)) return 1;
+        o.load = &lc.lo;
+        o.load_workload = lc.workload;
     }
 
     suite s;
@@ -360,7 +387,7 @@ int cmd_bench(int argc, char **argv) {
     }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;
-    if (isatty(STDERR_FILENO)) o.progress = bench_progress;
+    if (isatty(STDERR_FILENO)) o.progress = bench_progress, lc.lo.progress = bench_load_progress, lc.lo.progress_ctx = &lc;
 
     bool self_invalid = false;
     char path[4400], dpath[4500];

@@ -1,7 +1,6 @@
 /* cmd_board.c - 'pacer board': the results board's receiver, and its administration on the
  * board's own machine (upload tokens, review, approve, reject, withdraw), all over the same
  * store (--db FILE, SQLite, or --pg CONNINFO, PostgreSQL). */
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/parse.h"
 #include "base/log.h"
 #include "board/board.h"
 #include "cli/cli.h"
@@ -41,15 +41,6 @@ typedef struct board_args {
 static volatile sig_atomic_t board_stop = 0;
 static void board_on_signal(int sig) { board_stop = sig; }
 
-static int parse_int(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*end || errno || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* Parses the options every form shares; the positional words are left at argv[optind..]. */
 static int board_parse(int argc, char **argv, board_args *a) {
     static const struct option opts[] = {
@@ -64,7 +55,6 @@ static int board_parse(int argc, char **argv, board_args *a) {
     a->store = (store_config){STORE_SQLITE, "board.db", 0};
     a->listen = "127.0.0.1:8088";
     int c;
-    long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -74,10 +64,10 @@ static int board_parse(int argc, char **argv, board_args *a) {
         case 'H': a->hub = optarg; break;
         case 'a': a->accept = optarg; break;
         case 'b': a->backends = optarg; break;
-        case 'q': if (parse_int(optarg, 1, 1000000, &v)) { cli_error("--quota: 1..1000000"); return -1; } a->quota = (int)v; break;
-        case 'r': if (parse_int(optarg, 1, 86400, &v)) { cli_error("--hub-retry: seconds, 1..86400"); return -1; } a->hub_retry_s = v; break;
+        case 'q': if (!parse_int(optarg, 1, 1000000, &a->quota)) { cli_error("--quota: 1..1000000"); return -1; } break;
+        case 'r': if (!parse_i64(optarg, 1, 86400, &a->hub_retry_s)) { cli_error("--hub-retry: seconds, 1..86400"); return -1; } break;
         case 'u': a->public_url = optarg; break;
-        case 't': if (parse_int(optarg, 1, 256, &v)) { cli_error("--threads: 1..256"); return -1; } a->threads = (int)v; break;
+        case 't': if (!parse_int(optarg, 1, 256, &a->threads)) { cli_error("--threads: 1..256"); return -1; } break;
         case 'P': a->port_file = optarg; break;
         case 'R': a->reason = optarg; break;
         case 'h': fputs(board_usage, stdout); return 1;
@@ -100,10 +90,8 @@ static board_store *board_open_store(const board_args *a) {
 /* ADDR:PORT with an IPv4 address. */
 static int parse_listen(const char *s, char *host, size_t n, int *port) {
     const char *colon = strrchr(s, ':');
-    long v;
-    if (!colon || (size_t)(colon - s) >= n || colon == s || parse_int(colon + 1, 0, 65535, &v)) return -1;
+    if (!colon || (size_t)(colon - s) >= n || colon == s || !parse_int(colon + 1, 0, 65535, port)) return -1;
     snprintf(host, n, "%.*s", (int)(colon - s), s);
-    *port = (int)v;
     return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/fileio.h"
 #include "bench/attempt.h"
+#include "bench/receipt.h"
 #include "cli/cli.h"
 
 static volatile sig_atomic_t request_cancel;
@@ -134,7 +135,10 @@ int cmd_request(int argc, char **argv) {
         cli_error("%s", s.reason);
         goto out;
     }
-    json_t *j = attempt_sample_to_json(&s);
+    /* the receipt's own attempt fields (index 0, not a warm-up), with the drafting counts
+     * a receipt keeps in its drafts file */
+    json_t *j = receipt_attempt_to_json(&s, 0, false, req.has_seed, req.seed);
+    if (j) json_object_set_new(j, "drafts", receipt_drafts_counts(&s));
     char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
     if (text) printf("%s\n", text);
     free(text);

@@ -17,6 +17,7 @@ static const cli_command cli_commands[] = {
     {"probe", cmd_probe, "show the hardware facts a receipt records"},
     {"board", cmd_board, "the results board: receiver of published receipts, and its administration"},
     {"request", cmd_request, "send one measured streamed request, print the sample"},
+    {"lab", cmd_lab, "lab suites for engine authors: fresh process per sample (lab run)"},
 };
 
 void cli_error(const char *fmt, ...) {

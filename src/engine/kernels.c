@@ -4,6 +4,7 @@
 #include "engine/kernels.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -12,6 +13,8 @@
 #endif
 
 static int g_level = -1;
+static pthread_once_t g_level_once = PTHREAD_ONCE_INIT;
+static void level_init(void) { g_level = kern_detect(); }
 
 kern_level kern_detect(void) {
 #ifdef KERN_X86
@@ -28,13 +31,14 @@ kern_level kern_detect(void) {
     return KERN_SCALAR;
 }
 
+/* Detected once, by whichever thread asks first (pthread_once: no racing writers). */
 kern_level kern_get_level(void) {
-    if (g_level < 0)
-        g_level = kern_detect();
+    pthread_once(&g_level_once, level_init);
     return (kern_level)g_level;
 }
 
 void kern_set_level(kern_level l) {
+    pthread_once(&g_level_once, level_init);
     kern_level best = kern_detect();
     g_level = l > best ? best : l;
 }

@@ -8,12 +8,12 @@
  * single-request serve"): the builtin engine always does, the others get one slot. */
 const launch_adapter launch_adapters[] = {
     {.name = "builtin", .backend = "cpu", .default_bin = "{self}", .loads = LAUNCH_FORMAT_GGUF,
-     .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}"},
+     .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}", "--ctx", "{ctx}"},
      .no_cache_args = {"--no-prompt-cache"}, .serial_args = {"--serial"}, .drafter_args = {"--drafter", "{drafter}"},
      .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
     {.name = "llama.cpp", .backend = NULL, .default_bin = "llama-server", .loads = LAUNCH_FORMAT_GGUF,
-     .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}"},
+     .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}", "--ctx-size", "{ctx}"},
      .one_slot_args = {"--parallel", "1"}, .no_cache_args = {"--cache-reuse", "0", "--no-cache-prompt"},
      .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms",
@@ -67,6 +67,10 @@ static const char *placeholder_value(const launch_argv_params *p, const char *ke
     if (KEY_IS("threads")) {
         snprintf(num, num_len, "%d", p->threads);
         return p->threads > 0 ? num : NULL;
+    }
+    if (KEY_IS("ctx")) {
+        snprintf(num, num_len, "%d", p->ctx);
+        return p->ctx > 0 ? num : NULL;
     }
 #undef KEY_IS
     return NULL;

@@ -22,7 +22,7 @@ const char *launch_format_name(launch_format f);
 const char *launch_format_needs(launch_format f);
 
 /* Placeholders in argument templates, replaced when the command line is built:
- * {bin} {model} {host} {port} {name} {drafter} {threads}. An argument whose only content
+ * {bin} {model} {host} {port} {name} {drafter} {threads} {ctx}. An argument whose only content
  * is a placeholder with no value is dropped together with the flag just before it. */
 /* How an engine's log names the backend its weights were loaded on: lines containing
  * `line` end a word just before it (llama.cpp: "  CUDA0 model buffer size = ..."); a word
@@ -79,6 +79,7 @@ typedef struct launch_argv_params {
     const char *drafter; /* NULL: none */
     bool serial;         /* --serial: the adapter's serial_args are passed */
     int threads;         /* <= 0: not passed */
+    int ctx;             /* context tokens; <= 0: not passed (the engine's default) */
 } launch_argv_params;
 
 /* Builds the command line into `argv` (capacity `cap` including the NULL terminator),

@@ -12,21 +12,13 @@
 #include <strings.h>
 
 #include "base/clock.h"
+#include "net/http_xfer.h"
 
 #define HTTP_POLL_MAX_MS 50 /* longest wait between deadline and cancel checks */
 
-typedef struct http_xfer {
-    const http_request *req;
-    http_response *resp;
-    CURL *easy;
-    bool status_known;
-    bool is_error;       /* non-2xx: the body is kept for its message (resp->error_body), not passed on */
-    pacer_err cb_err;    /* what the data callback returned when it stopped the transfer */
-    int64_t last_byte_ns;
-} http_xfer;
-
 static pthread_once_t http_once = PTHREAD_ONCE_INIT;
 static void http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+void http_global_once(void) { pthread_once(&http_once, http_global_init); }
 
 void http_response_init(http_response *r) {
     memset(r, 0, sizeof *r);
@@ -104,9 +96,10 @@ static size_t http_on_header(char *ptr, size_t size, size_t nmemb, void *ud) {
 }
 
 static size_t http_on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
-    int64_t t = clock_now_ns();
-    http_xfer *x = ud;
-    size_t n = size * nmemb;
+    return http_write(ud, ptr, size * nmemb, clock_now_ns());
+}
+
+size_t http_write(http_xfer *x, char *ptr, size_t n, int64_t t) {
     x->last_byte_ns = t;
     if (!x->resp->first_byte_ns) x->resp->first_byte_ns = t;
     x->resp->body_bytes += (int64_t)n;
@@ -138,11 +131,11 @@ static int http_on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t u
     return x->req->cancel_flag && *x->req->cancel_flag ? 1 : 0;
 }
 
-static bool http_scheme_ok(const char *url) {
+bool http_scheme_ok(const char *url) {
     return url && (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0);
 }
 
-static pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs) {
+pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs) {
     const http_request *req = x->req;
     CURL *e = x->easy;
     for (const char *const *h = req->headers; h && *h; h++) {
@@ -228,7 +221,7 @@ static pacer_err http_loop(http_xfer *x, CURLM *multi, CURLcode *done_code) {
 }
 
 /* Turns curl's outcome into pacer's code and a reason. */
-static pacer_err http_classify(http_xfer *x, CURLcode cc) {
+pacer_err http_classify(http_xfer *x, CURLcode cc) {
     http_response *resp = x->resp;
     /* curl's own words for the code, never its error buffer: that names the host and port,
      * and reasons end up in receipts, which hold no addresses or host names */
@@ -292,7 +285,7 @@ pacer_err http_perform(const http_request *req, http_response *resp) {
         rc = PACER_ERR_ARG;
         goto out;
     }
-    pthread_once(&http_once, http_global_init);
+    http_global_once();
     x.easy = curl_easy_init();
     multi = curl_multi_init();
     if (!x.easy || !multi) {

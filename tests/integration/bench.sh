@@ -42,6 +42,25 @@ sys.exit(not (len(a)==24 and sum(x['warmup'] for x in a)==4 and all(c['aggregate
   and r['suite']['digest']=='$V2' and r['hardware']['source']=='unknown' and not r['ranked']))"
 $PACER bench inspect --json "$TMP/full.json" > "$TMP/full.inspect.json"
 check "inspect --json prints the receipt" python3 -c "import json; json.load(open('$TMP/full.inspect.json'))['run_id']"
+# --format csv and md: the cell table, every median the same digits as the text view
+$PACER bench inspect "$TMP/full.json" --format csv > "$TMP/full.csv"
+check "inspect --format csv exits 0" [ $? -eq 0 ]
+$PACER bench inspect --format=md "$TMP/full.json" > "$TMP/full.md"
+check "inspect --format md exits 0" [ $? -eq 0 ]
+$PACER bench inspect --format json "$TMP/full.json" | cmp -s - "$TMP/full.inspect.json"
+check "inspect --format json is --json" [ $? -eq 0 ]
+check "inspect csv, md and text show the same numbers" python3 - "$TMP/full.txt" "$TMP/full.csv" "$TMP/full.md" <<'PY'
+import csv, sys
+text = [l.split() for l in open(sys.argv[1]) if l.rstrip().endswith((" complete", " incomplete"))]
+rows = list(csv.reader(open(sys.argv[2])))
+assert rows[0] == ["workload", "setting", "route", "stream_tok_s", "first_text_ms", "duration_ms", "server_tok_s", "status"], rows[0]
+md = [[c.strip() for c in l.strip().strip("|").split("|")] for l in open(sys.argv[3]).read().splitlines()[2:]]
+assert len(text) == len(rows) - 1 == len(md) == 4, (len(text), len(rows), len(md))
+for t, c, m in zip(text, rows[1:], md):
+    assert t == [v or "-" for v in c] == m, (t, c, m)
+PY
+$PACER bench inspect "$TMP/full.json" --format xml > /dev/null 2> "$TMP/fmt.err"
+check "inspect --format xml refused" sh -c "[ $? -eq 1 ] && grep -q 'text, json, csv or md' '$TMP/fmt.err'"
 
 # tampered digest and forged aggregate are refused, saying which check failed
 python3 -c "

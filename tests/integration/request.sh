@@ -37,7 +37,7 @@ for f in "$FAULT"/*.script; do
     fail "$name" "status $status (exit $rc), want $want_status: $reason"
   elif [ -n "$want_reason" ] && ! printf '%s' "$reason" | grep -qF -- "$want_reason"; then
     fail "$name" "reason '$reason' lacks '$want_reason'"
-  elif [ "$want_status" = ok ] && [ "$reason" != null ]; then
+  elif [ "$want_status" = ok ] && [ -n "$reason" ] && [ "$reason" != null ]; then
     fail "$name" "ok with a reason: $reason"
   else
     pass "$name: $status${want_reason:+ ($reason)}"
@@ -62,8 +62,9 @@ for line in open(sys.argv[1]):
 check "usage-last: server timings kept apart" python3 -c '
 import json,sys
 s=json.load(open(sys.argv[1]))
-assert s["server_prompt_ms"]==12.5 and s["server_predicted_per_second"]==321.5, s
-assert s["draft_n"]==40 and s["draft_n_accepted"]==30 and s["verify_rounds"]==20 and s["token_hash"]=="abc123", s
+assert s["server_prompt_ms"]==12.5 and s["server_tok_s"]==321.5, s
+d=s["drafts"]
+assert d["draft_proposed"]==40 and d["draft_accepted"]==30 and d["verify_rounds"]==20 and s["token_hash"]=="abc123", s
 assert abs(s["stream_tok_s"]-321.5) > 1, s
 ' "$TMP/usage-last.json"
 check "utf8-split: every byte counted once" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"output_bytes\"]==8*14, s' '$TMP/utf8-split.json'"

@@ -6,7 +6,13 @@
 # $FAKE_ENGINE_MODE: "die" exits at once with a message, "hang" never becomes ready,
 # "slow" streams 20 ms per token, "stubborn" too, ignores SIGTERM and starts a child process
 # (same process group, also deaf to SIGTERM; its pid goes to $FAKE_ENGINE_PIDFILE.child),
-# "greedy-only" refuses any request with a temperature above 0 (HTTP 400 with its reason).
+# "greedy-only" refuses any request with a temperature above 0 (HTTP 400 with its reason),
+# "loop" streams the same 40-word block over and over (5 ms a token) up to max_tokens,
+# "memory" holds 96 MB of touched memory from its start, "die-mid" exits after 3 tokens of
+# its first reply, "unplug" switches the power supply files under $FAKE_ENGINE_SYS_ROOT to
+# battery when a request arrives, "touch-model" marks its model file as rewritten when a
+# request arrives (as a store rebuilt under a run). $FAKE_ENGINE_STOP_AT=N ends every reply after N tokens
+# with finish_reason "stop" when max_tokens is larger (an answer that reaches EOS).
 # $FAKE_ENGINE_LOG_LINE is printed to its log at start-up; FAKE_ENGINE_RAW_TEXT=0 makes
 # /v1/models declare that the model takes no raw text.
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
@@ -36,7 +42,20 @@ if mode == "die":
     print("fatal: cannot load model (fake)", file=sys.stderr, flush=True)
     sys.exit(3)
 port = int(argv[argv.index("--port") + 1])
-delay = 0.02 if mode in ("slow", "stubborn") else 0.001
+delay = 0.02 if mode in ("slow", "stubborn") else 0.005 if mode == "loop" else 0.001
+stop_at = int(os.environ.get("FAKE_ENGINE_STOP_AT", "0"))
+if mode == "memory":
+    ballast = bytearray(96 << 20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+
+
+def unplug():
+    root = os.environ["FAKE_ENGINE_SYS_ROOT"] + "/sys/class/power_supply"
+    with open(root + "/AC/online", "w") as f:
+        f.write("0\n")
+    with open(root + "/BAT0/status", "w") as f:
+        f.write("Discharging\n")
 drafting = any(f in argv for f in ("--drafter", "--model-draft", "--speculative-config", "--draft-model",
                                    "--speculative-draft-model-path")) and not os.environ.get("FAKE_ENGINE_NO_DRAFTS")
 
@@ -83,11 +102,23 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
 
+        if mode == "unplug":
+            unplug()
+        if mode == "touch-model":
+            model = argv[argv.index("serve") + 1] if "serve" in argv else argv[argv.index("--model") + 1]
+            st = os.stat(model)
+            os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns + 1000000000))
+        finish = "length"
+        if 0 < stop_at < tokens:
+            tokens, finish = stop_at, "stop"
         for i in range(tokens):
             time.sleep(delay)
-            ch = {"delta": {"content": "t%d " % i}} if chat else {"text": "t%d " % i}
+            if mode == "die-mid" and i == 3:
+                os._exit(9)
+            word = "w%d " % (i % 40) if mode == "loop" else "t%d " % i
+            ch = {"delta": {"content": word}} if chat else {"text": word}
             ch["index"] = 0
-            ch["finish_reason"] = "length" if i == tokens - 1 else None
+            ch["finish_reason"] = finish if i == tokens - 1 else None
             send({"choices": [ch]})
         final = {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": tokens + 10}}
         if drafting:

@@ -1,6 +1,9 @@
 /* fault_server.c - a scripted HTTP/1.1 server on 127.0.0.1 for tests and benchmarks. The
  * k-th request gets the k-th --script (the last one repeats): a status, headers, timed
- * chunks of bytes, then an end (close, reset, hang, cut). Format: tests/data/fault/README.md. */
+ * chunks of bytes, then an end (close, reset, hang, cut). Format: tests/data/fault/README.md.
+ * Paced mode (--paced N --interval-us US) serves every request N token events on a fixed
+ * schedule from one thread, and can log when each event was actually sent, so that the
+ * error of every gap a client measures can be computed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -352,8 +357,172 @@ static void *serve_conn(void *arg) {
     return NULL;
 }
 
+/* ---- paced mode ---- */
+
+#define PACED_EVENT                                                                                            \
+    "data: {\"id\":\"cmpl-paced\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"paced\"," \
+    "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"},\"finish_reason\":null}]}\n\n"
+
+typedef struct paced_stream {
+    int fd;
+    buf req;
+    bool streaming;
+    long seed;        /* the request's "seed", -1 when none */
+    long sent;        /* events sent */
+    int64_t t0, due;  /* first event's schedule; next event's */
+    int64_t *sent_ns; /* when each event went out (clock_now_ns) */
+    int heap_at;      /* index in the schedule heap; -1 when not in it */
+} paced_stream;
+
+static long paced_tokens;
+static int64_t paced_interval_ns;
+static FILE *paced_log;
+static paced_stream **paced_heap;
+static int paced_heap_n;
+
+static void heap_swap(int a, int b) {
+    paced_stream *t = paced_heap[a];
+    paced_heap[a] = paced_heap[b];
+    paced_heap[b] = t;
+    paced_heap[a]->heap_at = a;
+    paced_heap[b]->heap_at = b;
+}
+
+static void heap_push(paced_stream *s) {
+    int i = paced_heap_n++;
+    paced_heap[i] = s;
+    s->heap_at = i;
+    while (i > 0 && paced_heap[(i - 1) / 2]->due > paced_heap[i]->due) heap_swap(i, (i - 1) / 2), i = (i - 1) / 2;
+}
+
+static paced_stream *heap_pop(void) {
+    paced_stream *top = paced_heap[0];
+    heap_swap(0, --paced_heap_n);
+    top->heap_at = -1;
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < paced_heap_n && paced_heap[l]->due < paced_heap[m]->due) m = l;
+        if (r < paced_heap_n && paced_heap[r]->due < paced_heap[m]->due) m = r;
+        if (m == i) break;
+        heap_swap(i, m);
+        i = m;
+    }
+    return top;
+}
+
+static void paced_close(int ep, paced_stream *s) {
+    epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL);
+    close(s->fd);
+    buf_free(&s->req);
+    free(s->sent_ns);
+    free(s);
+}
+
+/* The request is in: note its seed, send the head, schedule the first event now. Only a
+ * POST gets a stream; anything else (a manifest lookup) is not found. */
+static void paced_begin(int ep, paced_stream *s) {
+    if (strncmp(s->req.data, "POST ", 5) != 0) {
+        static const char nf[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        send_all(s->fd, nf, sizeof nf - 1);
+        paced_close(ep, s);
+        return;
+    }
+    const char *seed = strstr(s->req.data, "\"seed\":");
+    s->seed = seed ? strtol(seed + 7, NULL, 10) : -1;
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                               "Connection: close\r\n\r\n";
+    send_all(s->fd, head, sizeof head - 1);
+    s->streaming = true;
+    s->sent_ns = calloc((size_t)paced_tokens, sizeof *s->sent_ns);
+    s->t0 = s->due = clock_now_ns();
+    heap_push(s);
+}
+
+/* Sends the stream's next event; after the last, usage and [DONE], the send log, close. */
+static void paced_send(int ep, paced_stream *s) {
+    static const char ev[] = PACED_EVENT;
+    s->sent_ns[s->sent] = clock_now_ns();
+    bool ok = send_all(s->fd, ev, sizeof ev - 1);
+    s->sent++;
+    if (ok && s->sent < paced_tokens) {
+        s->due = s->t0 + s->sent * paced_interval_ns;
+        heap_push(s);
+        return;
+    }
+    char tail[256];
+    int n = snprintf(tail, sizeof tail, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],"
+                                        "\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":%ld}}\n\ndata: [DONE]\n\n",
+                     paced_tokens);
+    if (ok) send_all(s->fd, tail, (size_t)n);
+    if (paced_log) {
+        fprintf(paced_log, "%ld", s->seed);
+        for (long i = 0; i < s->sent; i++) fprintf(paced_log, " %lld", (long long)s->sent_ns[i]);
+        fputc('\n', paced_log);
+        fflush(paced_log);
+    }
+    paced_close(ep, s);
+}
+
+/* Reads a request; false when the client went away (the stream is then closed). */
+static bool paced_read(int ep, paced_stream *s) {
+    char chunk[8192];
+    ssize_t r = recv(s->fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (r < 0) return errno == EAGAIN || errno == EINTR;
+    if (r == 0) return false;
+    if (s->streaming) return true;
+    if (buf_append(&s->req, chunk, (size_t)r)) return false;
+    char *hend = strstr(s->req.data, "\r\n\r\n");
+    if (!hend) return true;
+    size_t want = 0;
+    for (char *p = s->req.data; p && p < hend; p = strstr(p, "\r\n"), p = p ? p + 2 : NULL)
+        if (strncasecmp(p, "Content-Length:", 15) == 0) want = strtoul(p + 15, NULL, 10);
+    if (s->req.len - (size_t)(hend + 4 - s->req.data) < want) return true;
+    paced_begin(ep, s);
+    return true;
+}
+
+/* One thread: accepts, reads requests, and sends every due event in time order. */
+static void paced_serve(int ls) {
+    prctl(PR_SET_TIMERSLACK, 1UL); /* wake-ups on time, not up to 50 us late */
+    int ep = epoll_create1(0);
+    struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(ep, EPOLL_CTL_ADD, ls, &lev);
+    paced_heap = calloc(65536, sizeof *paced_heap);
+    struct epoll_event evs[64];
+    for (;;) {
+        int64_t now = clock_now_ns();
+        while (paced_heap_n > 0 && paced_heap[0]->due <= now) {
+            paced_stream *s = heap_pop();
+            paced_send(ep, s);
+            now = clock_now_ns();
+        }
+        int64_t wait = paced_heap_n > 0 ? paced_heap[0]->due - now : 1000000000;
+        struct timespec ts = {wait / 1000000000, wait % 1000000000};
+        int n = epoll_pwait2(ep, evs, 64, &ts, NULL);
+        for (int i = 0; i < n; i++) {
+            paced_stream *s = evs[i].data.ptr;
+            if (!s) {
+                int fd = accept(ls, NULL, NULL);
+                int one = 1;
+                if (fd < 0) continue;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                s = calloc(1, sizeof *s);
+                s->fd = fd;
+                s->heap_at = -1;
+                buf_init(&s->req, 1 << 22);
+                struct epoll_event ev = {.events = EPOLLIN, .data.ptr = s};
+                epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+                continue;
+            }
+            if (paced_read(ep, s)) continue;
+            if (s->heap_at < 0) paced_close(ep, s);
+            else epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL); /* the next send fails and closes it */
+        }
+    }
+}
+
 int main(int argc, char **argv) {
-    const char *port_file = NULL, *log_path = NULL;
+    const char *port_file = NULL, *log_path = NULL, *send_log_path = NULL;
     int port = 0;
     scripts = calloc((size_t)argc, sizeof *scripts);
     for (int i = 1; i < argc; i++) {
@@ -365,10 +534,16 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--script") == 0) script_load(&scripts[nscripts++], v);
         else if (strcmp(a, "--pace-us") == 0) pace_us = atol(v);
         else if (strcmp(a, "--log") == 0) log_path = v;
-        else die("unknown option %s (--port-file F --script S... [--port N] [--pace-us N] [--log F])", a);
+        else if (strcmp(a, "--paced") == 0) paced_tokens = atol(v);
+        else if (strcmp(a, "--interval-us") == 0) paced_interval_ns = atol(v) * 1000;
+        else if (strcmp(a, "--send-log") == 0) send_log_path = v;
+        else die("unknown option %s (--port-file F --script S... [--port N] [--pace-us N] [--log F] | "
+                 "--paced N --interval-us US [--send-log F])", a);
         i++;
     }
-    if (!nscripts) die("%s", "at least one --script is needed");
+    if (!nscripts && paced_tokens <= 0) die("%s", "at least one --script (or --paced N) is needed");
+    if (paced_tokens > 0 && paced_interval_ns <= 0) die("%s", "--paced needs --interval-us");
+    if (send_log_path && !(paced_log = fopen(send_log_path, "a"))) die("cannot open %s", send_log_path);
     signal(SIGPIPE, SIG_IGN);
     if (log_path && !(log_file = fopen(log_path, "a"))) die("cannot open %s", log_path);
     int ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -391,6 +566,7 @@ int main(int argc, char **argv) {
         printf("%d\n", ntohs(sa.sin_port));
         fflush(stdout);
     }
+    if (paced_tokens > 0) paced_serve(ls); /* does not return */
     for (;;) {
         int fd = accept(ls, NULL, NULL);
         if (fd < 0) {

@@ -12,6 +12,7 @@
 #include "loopback.h"
 
 #include "bench/attempt.h"
+#include "bench/receipt.h"
 
 Test(attempt, names) {
     cr_assert_str_eq(attempt_route_name(ATTEMPT_ROUTE_CHAT), "chat");
@@ -28,14 +29,14 @@ Test(attempt, json_absent_is_null) {
     strcpy(s.reason, "HTTP 503: Loading model");
     s.http_status = 503;
     s.duration_ns = 1234;
-    json_t *j = attempt_sample_to_json(&s);
+    json_t *j = receipt_attempt_to_json(&s, 0, false, false, 0);
     cr_assert_not_null(j);
     cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "failed");
     cr_assert_str_eq(json_string_value(json_object_get(j, "reason")), "HTTP 503: Loading model");
     cr_assert_eq(json_integer_value(json_object_get(j, "http_status")), 503);
     cr_assert_eq(json_integer_value(json_object_get(j, "duration_ns")), 1234);
-    const char *nulls[] = {"finish_reason", "prompt_tokens", "completion_tokens", "first_text_ns", "delivery_span_ns",
-                           "stream_tok_s", "server_prompt_ms", "draft_n", "verify_rounds", "token_hash"};
+    const char *nulls[] = {"prompt_tokens", "completion_tokens", "first_text_ns", "stream_tok_s", "server_prompt_ms",
+                           "server_tok_s", "seed"};
     for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
         cr_assert(json_is_null(json_object_get(j, nulls[i])), "%s", nulls[i]);
     json_decref(j);
@@ -54,11 +55,14 @@ Test(attempt, json_present_values) {
     s.stream_tok_s = 200.5;
     s.has_draft_n = true;
     strcpy(s.token_hash, "abc");
-    json_t *j = attempt_sample_to_json(&s);
+    json_t *j = receipt_attempt_to_json(&s, 0, false, false, 0);
     cr_assert_str_eq(json_string_value(json_object_get(j, "route")), "chat");
     cr_assert_eq(json_integer_value(json_object_get(j, "completion_tokens")), 256);
     cr_assert_eq(json_integer_value(json_object_get(j, "delivery_span_ns")), 0, "zero is a value when present");
-    cr_assert(json_is_integer(json_object_get(j, "draft_n")));
+    json_t *d = receipt_drafts_counts(&s);
+    cr_assert(json_is_integer(json_object_get(d, "draft_proposed")), "reported: a value");
+    cr_assert(json_is_null(json_object_get(d, "verify_rounds")), "not reported: null");
+    json_decref(d);
     cr_assert_float_eq(json_real_value(json_object_get(j, "stream_tok_s")), 200.5, 1e-9);
     cr_assert_str_eq(json_string_value(json_object_get(j, "token_hash")), "abc");
     json_decref(j);
@@ -223,4 +227,88 @@ Test(attempt, server_text_is_sanitized_and_logged) {
     run_reply("HTTP/1.1 200 OK\r\nContent-Type: gpu.example.net\r\nConnection: close\r\n\r\n<p>hi</p>", prompt, &s, &l);
     cr_assert_str_eq(s.reason, "the server did not stream (Content-Type other)");
     cr_assert(l.n == 1 && strstr(l.text[0], "gpu.example.net"));
+}
+
+/* ---- the output as it arrives (on_text) and a conversation (messages) ---- */
+
+static char captured_request[8192];
+
+/* stream_once, keeping the request it received */
+static void *stream_once_capturing(void *arg) {
+    int fd = accept(*(int *)arg, NULL, NULL);
+    if (fd < 0) return NULL;
+    ssize_t n = recv(fd, captured_request, sizeof captured_request - 1, 0);
+    captured_request[n > 0 ? n : 0] = '\0';
+    static const char *const parts[] = {
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"r\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"c\"},\"finish_reason\":\"stop\"}],"
+        "\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":3}}\n\n",
+        "data: [DONE]\n\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        ssize_t w = send(fd, parts[i], strlen(parts[i]), MSG_NOSIGNAL);
+        (void)w;
+        struct timespec ts = {0, 5000000};
+        if (i > 0) nanosleep(&ts, NULL);
+    }
+    close(fd);
+    return NULL;
+}
+
+typedef struct text_log {
+    char text[64];
+    int calls, stop_after;
+} text_log;
+
+static pacer_err collect_text(void *ctx, const char *text, size_t n, int64_t t_ns) {
+    text_log *l = ctx;
+    cr_assert_gt(t_ns, 0);
+    strncat(l->text, text, n);
+    return ++l->calls == l->stop_after ? PACER_ERR_CANCELLED : PACER_OK;
+}
+
+static void run_chat(text_log *log, attempt_sample *s) {
+    int port;
+    int ls = listen_loopback(&port);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    pthread_t t;
+    pthread_create(&t, NULL, stream_once_capturing, &ls);
+    json_t *messages = json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]", "role", "user", "content", "one", "role", "assistant",
+                                 "content", "two", "role", "user", "content", "three");
+    attempt_request r = {.server_url = url, .route = ATTEMPT_ROUTE_CHAT, .messages = messages, .max_tokens = 8,
+                         .total_timeout_ms = 10000, .on_text = collect_text, .on_text_ctx = log};
+    cr_assert_eq(attempt_run(&r, s), PACER_OK);
+    pthread_join(t, NULL);
+    close(ls);
+    json_decref(messages);
+}
+
+Test(attempt, output_is_handed_over_as_it_arrives_and_a_conversation_is_sent_whole) {
+    text_log log = {.stop_after = 0};
+    attempt_sample s;
+    run_chat(&log, &s);
+    cr_expect_eq(s.status, ATTEMPT_OK, "%s", s.reason);
+    cr_expect_str_eq(log.text, "rbc");
+    cr_expect_eq(log.calls, 3);
+    const char *body = strstr(captured_request, "\r\n\r\n");
+    cr_assert_not_null(body);
+    json_t *j = json_loads(body + 4, 0, NULL);
+    cr_assert_not_null(j);
+    cr_expect_eq(json_array_size(json_object_get(j, "messages")), 3);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "messages"), 1), "content")), "two");
+    cr_expect_null(json_object_get(j, "prompt"));
+    json_decref(j);
+}
+
+Test(attempt, the_caller_can_stop_the_stream) {
+    text_log log = {.stop_after = 2};
+    attempt_sample s;
+    run_chat(&log, &s);
+    cr_expect_eq(s.status, ATTEMPT_CANCELLED);
+    cr_expect_str_eq(s.reason, "stopped by the caller");
+    cr_expect_str_eq(log.text, "rb");
+    cr_expect_eq(s.deliveries, 2);
+    cr_expect(s.has_first_text);
 }

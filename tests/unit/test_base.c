@@ -212,29 +212,115 @@ Test(json, skim_refuses_malformed_events) {
     }
 }
 
+/* Calls check(text) for `s`, every truncation of it, and every one-byte deletion and
+ * substitution (from a set of bytes that matter to JSON). */
+static void for_each_mutation(const char *s, void (*check)(const void *ctx, const char *t, size_t n), const void *ctx) {
+    static const char subst[] = "{}[]\",:\\ 0-.eE+tu\x01\x7f\x80\xc3\xff";
+    char m[512];
+    size_t n = strlen(s);
+    for (size_t cut = 0; cut <= n; cut++) check(ctx, s, cut);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(m, s, i);
+        memcpy(m + i, s + i + 1, n - i - 1);
+        check(ctx, m, n - 1); /* one byte deleted */
+        memcpy(m, s, n);
+        for (size_t k = 0; k < sizeof subst - 1; k++) {
+            m[i] = subst[k];
+            check(ctx, m, n); /* one byte replaced */
+        }
+    }
+}
+
+static void skim_check(const void *ctx, const char *t, size_t n) { skim_agrees_with_jansson(t, n); }
+
 Test(json, skim_never_disagrees_with_jansson_under_mutation) {
     static const char *const seeds[] = {
         "{\"id\":\"c-1\",\"created\":1700000000,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t\\u00e9\xc3\xa9\","
         "\"reasoning\":null},\"finish_reason\":null}],\"x\":[1.5e+2,-0.25,true,false,null,{}]}",
         "{\"choices\":[{\"index\":0,\"text\":\"tok0 \",\"finish_reason\":\"length\"}]}",
     };
-    static const char subst[] = "{}[]\",:\\ 0-.eE+tu\x01\x7f\x80\xc3\xff";
-    char m[512];
-    for (size_t si = 0; si < sizeof seeds / sizeof seeds[0]; si++) {
-        const char *s = seeds[si];
-        size_t n = strlen(s);
-        for (size_t cut = 0; cut <= n; cut++) skim_agrees_with_jansson(s, cut);
-        for (size_t i = 0; i < n; i++) {
-            memcpy(m, s, i);
-            memcpy(m + i, s + i + 1, n - i - 1);
-            skim_agrees_with_jansson(m, n - 1); /* one byte deleted */
-            memcpy(m, s, n);
-            for (size_t k = 0; k < sizeof subst - 1; k++) {
-                m[i] = subst[k];
-                skim_agrees_with_jansson(m, n); /* one byte replaced */
-            }
+    for (size_t si = 0; si < sizeof seeds / sizeof seeds[0]; si++) for_each_mutation(seeds[si], skim_check, NULL);
+}
+
+/* jansson's value at a plan path ("a[0].b"), or NULL: what a plan's span must hold. */
+static json_t *path_value(json_t *v, const char *path) {
+    char step[64];
+    while (*path && v) {
+        if (strncmp(path, "[0]", 3) == 0) {
+            v = json_is_array(v) ? json_array_get(v, 0) : NULL;
+            path += 3;
+        } else {
+            size_t n = strcspn(path, ".[");
+            snprintf(step, sizeof step, "%.*s", (int)n, path);
+            v = json_is_object(v) ? json_object_get(v, step) : NULL;
+            path += n;
         }
+        if (*path == '.') path++;
     }
+    return v;
+}
+
+static const char *const plan_paths[] = {"usage", "choices[0].text", "choices[0].delta.content",
+                                         "choices[0].delta.reasoning", "choices[0].finish_reason", "choices"};
+#define N_PLAN_PATHS 6
+
+/* A plan must never vouch for text jansson refuses, and each span must be jansson's value. */
+static void plan_agrees_with_jansson(const json_skim_plan *p, const char *s, size_t n) {
+    json_span sp[N_PLAN_PATHS];
+    if (!json_skim_plan_run(p, s, n, sp)) return;
+    json_error_t err;
+    json_t *root = json_loadb(s, n, 0, &err);
+    cr_assert(json_is_object(root), "plan accepted what jansson refuses (%s): %.*s", err.text, (int)n, s);
+    for (int i = 0; i < N_PLAN_PATHS; i++) {
+        json_t *want = path_value(root, plan_paths[i]);
+        if (sp[i].len == 0) {
+            cr_assert_null(want, "plan missed %s: %.*s", plan_paths[i], (int)n, s);
+            continue;
+        }
+        json_t *got = json_loadb(s + sp[i].at, sp[i].len, JSON_DECODE_ANY, &err);
+        cr_assert(got && want && json_equal(got, want), "plan found another value for %s: %.*s", plan_paths[i], (int)n, s);
+        if (json_is_string(want))
+            cr_assert_eq(json_skim_string_len(s + sp[i].at, sp[i].len), json_string_length(want), "%s", plan_paths[i]);
+        json_decref(got);
+    }
+    json_decref(root);
+}
+
+static void plan_check(const void *ctx, const char *t, size_t n) { plan_agrees_with_jansson(ctx, t, n); }
+
+Test(json, skim_plan_finds_every_path_as_jansson_does) {
+    json_skim_plan *p = json_skim_plan_new(plan_paths, N_PLAN_PATHS);
+    cr_assert_not_null(p);
+    static const char *const seeds[] = {
+        "{\"id\":\"c-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t\\u00e9\\u20ac\xc3\xa9 long enough text\","
+        "\"reasoning\":null},\"finish_reason\":null}],\"usage\":null}",
+        "{\"choices\":[{\"index\":0,\"text\":\"tok0 \\\"q\\\"\\n\",\"finish_reason\":\"length\"},{\"text\":\"no\"}],"
+        "\"usage\":{\"completion_tokens\":3}}",
+        "{\"choices\":{\"0\":{\"text\":\"x\"}},\"usage\":[1]}",
+    };
+    for (size_t si = 0; si < sizeof seeds / sizeof seeds[0]; si++) {
+        json_span sp[N_PLAN_PATHS];
+        cr_assert(json_skim_plan_run(p, seeds[si], strlen(seeds[si]), sp), "refused: %s", seeds[si]);
+        for_each_mutation(seeds[si], plan_check, p);
+    }
+    json_skim_plan_free(p);
+}
+
+Test(json, skim_plan_gives_up_where_jansson_decides) {
+    json_skim_plan *p = json_skim_plan_new(plan_paths, N_PLAN_PATHS);
+    json_span sp[N_PLAN_PATHS];
+    /* an escaped member name in an object the plan looks into; a path's member twice */
+    const char *esc = "{\"choices\":[{\"te\\u0078t\":\"a\"}]}", *twice = "{\"usage\":1,\"usage\":2}";
+    cr_assert(!json_skim_plan_run(p, esc, strlen(esc), sp));
+    cr_assert(!json_skim_plan_run(p, twice, strlen(twice), sp));
+    /* an escaped name where the plan does not look is fine */
+    const char *other = "{\"x\":{\"\\u0061\":1},\"choices\":[]}";
+    cr_assert(json_skim_plan_run(p, other, strlen(other), sp));
+    cr_assert_eq(sp[1].len, 0);
+    json_skim_plan_free(p);
+    const char *bad_paths[][2] = {{"a..b", NULL}, {"a", "a"}, {"", NULL}};
+    for (int i = 0; i < 3; i++)
+        cr_assert_null(json_skim_plan_new(bad_paths[i], bad_paths[i][1] ? 2 : 1), "accepted %s", bad_paths[i][0]);
 }
 
 Test(parse, integers_whole_string_and_range) {

@@ -261,7 +261,7 @@ Test(store, contributors_count_public_runs_and_best_speed) {
     store_insert_result res;
     const char *models[] = {"org/x", "org/y", "org/x"};
     for (int i = 0; i < 3; i++) {
-        char h[8];
+        char h[16];
         snprintf(h, sizeof h, "hc%d", i);
         store_submission s = sub_make(a.id, h, models[i], 100.0 + i);
         cr_assert_eq(store_submission_insert(st, &s, 20, 100, &res), PACER_OK);

@@ -12,8 +12,16 @@
 typedef struct tally {
     int links, circles, scripts, images, titles;
     char last_href[128];
-    char last_aria[256];
+    char last_title[256];
+    bool in_title;
 } tally;
+
+static void XMLCALL on_text(void *ud, const XML_Char *s, int len) {
+    tally *t = ud;
+    if (!t->in_title) return;
+    size_t have = strlen(t->last_title);
+    snprintf(t->last_title + have, sizeof t->last_title - have, "%.*s", len, s);
+}
 
 static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **attrs) {
     tally *t = ud;
@@ -21,15 +29,21 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
         t->links++;
         for (int i = 0; attrs[i]; i += 2) {
             if (!strcmp(attrs[i], "href")) snprintf(t->last_href, sizeof t->last_href, "%s", attrs[i + 1]);
-            if (!strcmp(attrs[i], "aria-label")) snprintf(t->last_aria, sizeof t->last_aria, "%s", attrs[i + 1]);
         }
     }
     if (!strcmp(name, "circle")) t->circles++;
     if (!strcmp(name, "script")) t->scripts++;
     if (!strcmp(name, "img") || !strcmp(name, "image")) t->images++;
-    if (!strcmp(name, "title")) t->titles++;
+    if (!strcmp(name, "title")) {
+        t->titles++;
+        t->in_title = true;
+        t->last_title[0] = '\0';
+    }
 }
-static void XMLCALL on_end(void *ud, const XML_Char *name) { (void)ud; (void)name; }
+static void XMLCALL on_end(void *ud, const XML_Char *name) {
+    tally *t = ud;
+    if (!strcmp(name, "title")) t->in_title = false;
+}
 
 /* Parses `text` as XML; fails the test when it is not well formed. */
 static tally parse(const char *text) {
@@ -37,6 +51,7 @@ static tally parse(const char *text) {
     XML_Parser p = XML_ParserCreate("UTF-8");
     XML_SetUserData(p, &t);
     XML_SetElementHandler(p, on_start, on_end);
+    XML_SetCharacterDataHandler(p, on_text);
     enum XML_Status st = XML_Parse(p, text, (int)strlen(text), 1);
     cr_assert_eq(st, XML_STATUS_OK, "not well-formed: %s at line %lu col %lu\n%s", XML_ErrorString(XML_GetErrorCode(p)),
                  (unsigned long)XML_GetCurrentLineNumber(p), (unsigned long)XML_GetCurrentColumnNumber(p), text);
@@ -66,10 +81,10 @@ Test(svg, linear_and_log_ticks) {
 Test(svg, scatter_points_are_labelled_links_and_hostile_text_stays_text) {
     svg_point pts[] = {
         {120, 35.5, "/r/s-1", "<script>alert(1)</script> on GPU \"A\"", 0},
-        {80, 90, "/r/s-2?a=1&b=2", "\"><img src=x onerror=alert(1)>", 1},
         {NAN, 10, "/r/nan", "nan", 0},
         {0, 10, "/r/zero", "zero latency cannot be drawn on a log axis", 0},
         {400, 12, NULL, "not a link", 2},
+        {80, 90, "/r/s-2?a=1&b=2", "\"><img src=x onerror=alert(1)>", 1},
     };
     const char *series[] = {"cuda", "<b>rocm</b>", "cpu"};
     svg_scatter s = {.id = "map", .title = "Performance map <&>", .x = {"first text (ms)", true},
@@ -85,7 +100,8 @@ Test(svg, scatter_points_are_labelled_links_and_hostile_text_stays_text) {
     cr_assert_eq(t.scripts, 0);
     cr_assert_eq(t.images, 0);
     cr_assert_str_eq(t.last_href, "/r/s-2?a=1&b=2", "the attribute decodes back to the URL");
-    cr_assert_str_eq(t.last_aria, "\"><img src=x onerror=alert(1)>", "the label decodes back to the text");
+    cr_assert_str_eq(t.last_title, "\"><img src=x onerror=alert(1)>", "the name decodes back to the text");
+    cr_assert_eq(t.titles, 1 + 3, "the figure's title and one per point");
     cr_assert_null(strstr(b.data, "<script"));
     cr_assert_null(strstr(b.data, "<img"));
     cr_assert_null(strstr(b.data, "/r/zero"));

@@ -9,6 +9,10 @@
 #include "base/embedded.h"
 #include "lab/cycle.h"
 #include "lab/plan.h"
+#include "lab/provenance.h"
+#include "lab/record.h"
+#include "lab/report.h"
+#include "lab/signature.h"
 #include "lab/suite.h"
 #include "lab/svg.h"
 
@@ -300,4 +304,123 @@ Test(lab_svg, an_entity_bomb_is_stopped_by_the_amplification_limit) {
     cr_expect_not(s.valid);
     cr_expect(strstr(s.reason, "amplification"), "%s", s.reason);
     buf_free(&b);
+}
+
+/* ---------------- record, report, signature, provenance ---------------- */
+
+static lab_record record_of(const char *id, const char *config, const char *workload, lab_finish f, lab_validity v,
+                            double decode) {
+    lab_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.id, sizeof r.id, "%s", id);
+    snprintf(r.config, sizeof r.config, "%s", config);
+    snprintf(r.workload, sizeof r.workload, "%s", workload);
+    snprintf(r.kind, sizeof r.kind, "completion");
+    snprintf(r.started_utc, sizeof r.started_utc, "2025-01-01T00:00:00Z");
+    r.round = 1, r.cap = 64, r.attempt = 1, r.finish = f, r.validity = v;
+    r.has_usage = true, r.decode_tokens = 40, r.prefill_tokens = 12;
+    r.has_decode_tok_s = true, r.decode_tok_s = decode;
+    r.completion_ns = 2000000000;
+    if (f == LAB_FINISH_CAPPED) snprintf(r.capped_by, sizeof r.capped_by, "cap");
+    r.power = json_pack("{s:s,s:b,s:[]}", "expected", "ac-only", "changed", 0, "readings");
+    return r;
+}
+
+Test(lab_record, every_field_round_trips_and_absent_is_null) {
+    lab_record r = record_of("r1-code-q8_0", "q8_0", "code", LAB_FINISH_CAPPED, LAB_VALID, 12.5), back;
+    r.cycle = json_pack("{s:i}", "block_words", 32);
+    json_t *j = lab_record_to_json(&r);
+    cr_assert_not_null(j);
+    cr_expect_eq(json_object_size(j), lab_record_field_count + 4);
+    cr_expect(json_is_null(json_object_get(j, "first_text_ns")), "absent is null, never 0");
+    cr_expect(json_is_null(json_object_get(j, "error")));
+    cr_expect_str_eq(json_string_value(json_object_get(j, "finish")), "capped");
+    cr_expect(json_is_array(json_object_get(j, "earlier")));
+    char err[200];
+    cr_assert_eq(lab_record_from_json(j, &back, err, sizeof err), PACER_OK, "%s", err);
+    json_t *again = lab_record_to_json(&back);
+    cr_expect(json_equal(j, again), "written, read and written again: the same record");
+    cr_expect(!lab_record_in_median(&back));
+    cr_expect(lab_record_needs_rerun(&back, 65) && !lab_record_needs_rerun(&back, 64));
+    json_object_set_new(again, "decode_tokens", json_string("40"));
+    lab_record bad;
+    cr_expect_eq(lab_record_from_json(again, &bad, err, sizeof err), PACER_ERR_FORMAT);
+    cr_expect(strstr(err, "'decode_tokens'"), "%s", err);
+    json_object_del(again, "decode_tokens");
+    cr_expect_eq(lab_record_from_json(again, &bad, err, sizeof err), PACER_ERR_FORMAT);
+    cr_expect(strstr(err, "missing"), "%s", err);
+    json_decref(j);
+    json_decref(again);
+    lab_record_free(&r);
+    lab_record_free(&back);
+}
+
+Test(lab_report, medians_only_over_valid_eos_samples_and_exclusions_counted) {
+    lab_record recs[5] = {
+        record_of("r1-code-a", "a", "code", LAB_FINISH_EOS, LAB_VALID, 10),
+        record_of("r2-code-a", "a", "code", LAB_FINISH_EOS, LAB_VALID, 30),
+        record_of("r3-code-a", "a", "code", LAB_FINISH_CAPPED, LAB_VALID, 1000),
+        record_of("r4-code-a", "a", "code", LAB_FINISH_CYCLE, LAB_VALID, 1000),
+        record_of("r5-code-a", "a", "code", LAB_FINISH_EOS, LAB_INVALIDATED, 1000),
+    };
+    json_t *run = json_pack("{s:[s,s,s,s,s,s],s:[{s:s}],s:{s:{s:[s]}}}", "plan", "r1-code-a", "r2-code-a", "r3-code-a",
+                            "r4-code-a", "r5-code-a", "r6-code-a", "configurations", "name", "a", "signature", "selections",
+                            "cases", "code");
+    json_t *rep = lab_report_build(run, recs, 5);
+    cr_assert_not_null(rep);
+    json_t *cell = json_array_get(json_object_get(rep, "cells"), 0);
+    json_t *dec = json_object_get(json_object_get(cell, "metrics"), "decode_tok_s");
+    cr_expect_float_eq(json_number_value(json_object_get(dec, "median")), 20.0, 1e-9);
+    cr_expect_eq(json_integer_value(json_object_get(dec, "n")), 2);
+    json_t *ex = json_object_get(cell, "excluded");
+    cr_expect_eq(json_integer_value(json_object_get(ex, "capped")), 1);
+    cr_expect_eq(json_integer_value(json_object_get(ex, "cycle")), 1);
+    cr_expect_eq(json_integer_value(json_object_get(ex, "invalidated")), 1);
+    cr_expect_eq(json_array_size(json_object_get(rep, "samples")), 5);
+    cr_expect_str_eq(json_string_value(json_array_get(json_object_get(rep, "pending"), 0)), "r6-code-a");
+    /* a pure function: the same inputs, the same bytes */
+    json_t *rep2 = lab_report_build(run, recs, 5);
+    char *a = json_dumps(rep, JSON_SORT_KEYS | JSON_COMPACT), *b = json_dumps(rep2, JSON_SORT_KEYS | JSON_COMPACT);
+    cr_expect_str_eq(a, b);
+    free(a), free(b);
+    json_decref(rep);
+    json_decref(rep2);
+    json_decref(run);
+    for (int i = 0; i < 5; i++) lab_record_free(&recs[i]);
+}
+
+Test(lab_signature, caps_may_rise_and_anything_else_is_named) {
+    json_t *was = json_pack("{s:{s:s},s:s,s:{s:s},s:{s:i,s:i}}", "binary", "sha256", "aa", "engine", "builtin", "suite", "digest",
+                            "d1", "caps", "code", 16, "prose", 8);
+    json_t *now = json_deep_copy(was), *raised;
+    char err[300];
+    cr_expect_eq(lab_signature_compare(was, now, &raised, err, sizeof err), PACER_OK);
+    cr_expect_eq(json_object_size(raised), 0);
+    json_decref(raised);
+    json_object_set_new(json_object_get(now, "caps"), "code", json_integer(64));
+    cr_expect_eq(lab_signature_compare(was, now, &raised, err, sizeof err), PACER_OK);
+    cr_expect_eq(json_integer_value(json_array_get(json_object_get(raised, "code"), 1)), 64);
+    json_decref(raised);
+    json_object_set_new(json_object_get(now, "caps"), "prose", json_integer(4));
+    cr_expect_eq(lab_signature_compare(was, now, &raised, err, sizeof err), PACER_ERR_STATE);
+    cr_expect(strstr(err, "the cap of prose would drop from 8 to 4"), "%s", err);
+    json_object_set_new(json_object_get(now, "caps"), "prose", json_integer(8));
+    json_object_set_new(json_object_get(now, "binary"), "sha256", json_string("bb"));
+    cr_expect_eq(lab_signature_compare(was, now, &raised, err, sizeof err), PACER_ERR_STATE);
+    cr_expect(strstr(err, "the engine binary"), "%s", err);
+    json_decref(was);
+    json_decref(now);
+}
+
+Test(lab_provenance, paths_on_the_command_line_become_placeholders) {
+    char *argv[] = {"/home/someone/bin/pacer", "lab", "run", "/home/someone/m.gguf", "--binary", "/opt/b/llama-server",
+                    "--note", "/kept/verbatim", "--root=/data/hf", "--configs", "q8_0", "--dry-run"};
+    static const lab_placeholder flags[] = {{"--binary", "<binary>"}, {"--root", "<root>"}, {NULL, NULL}};
+    static const char *const valued[] = {"--note", "--configs", NULL};
+    json_t *cmd = lab_provenance_command(12, argv, 2, flags, valued, "<model>");
+    char *s = json_dumps(cmd, JSON_COMPACT);
+    cr_expect_str_eq(s, "[\"pacer\",\"lab\",\"run\",\"<model>\",\"--binary\",\"<binary>\",\"--note\",\"/kept/verbatim\","
+                        "\"--root=<root>\",\"--configs\",\"q8_0\",\"--dry-run\"]");
+    free(s);
+    json_decref(cmd);
 }

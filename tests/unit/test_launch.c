@@ -57,6 +57,18 @@ Test(adapter, serial_reaches_engines_that_draft_on_their_own) {
 }
 
 /* one sequence slot: each managed engine decodes one request at a time */
+Test(adapter, a_context_size_is_passed_only_when_given) {
+    const launch_adapter *a = launch_adapter_find("builtin"), *l = launch_adapter_find("llama.cpp");
+    launch_argv_params p = {.self_path = "/bin/pacer", .model = "/m/x.gguf", .port = 8123, .name = "org/x", .ctx = 4096};
+    char *argv[64];
+    char storage[4096];
+    cr_assert_gt(launch_argv_build(a, &p, argv, 64, storage, sizeof storage), 0);
+    cr_expect_str_eq(join(argv), "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --ctx 4096 --no-prompt-cache");
+    cr_assert_gt(launch_argv_build(l, &p, argv, 64, storage, sizeof storage), 0);
+    cr_expect_str_eq(join(argv), "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --ctx-size 4096 --parallel 1 "
+                                    "--cache-reuse 0 --no-cache-prompt");
+}
+
 Test(adapter, every_engine_has_a_command_line) {
     cr_assert_str_eq(argv_of("llama.cpp", "/d.gguf", 0),
                      "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --parallel 1 "

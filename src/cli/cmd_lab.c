@@ -1,0 +1,310 @@
+/* cmd_lab.c - 'pacer lab run': fresh-process lab suites for engine authors. Parses the
+ * options, prints progress on stderr and the plan or the summary on stdout; the run itself
+ * is lab_run() (src/lab/run.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+#include "cli/cli.h"
+#include "cli/demo.h"
+#include "bench/managed.h"
+#include "lab/provenance.h"
+#include "lab/run.h"
+
+static const char lab_usage[] =
+    "usage: pacer lab run [MODEL] [--engine builtin|llama.cpp] [--binary PATH] [--root DIR]\n"
+    "                     [--configs LIST] [--cases LIST] [--rounds N] [--mode light|heavy]\n"
+    "                     [--output DIR] [--resume] [--case-cap CASE=N ...] [--note TEXT]\n"
+    "                     [--build-stores] [--archive] [--dry-run] [--suite FILE]\n"
+    "  Runs a lab suite (default lab-v1): every sample is a fresh engine process, one request\n"
+    "  answered to EOS under a safety cap, then stopped. Capped, cycling, content-invalid and\n"
+    "  invalidated samples are kept and listed but never enter a median.\n"
+    "  MODEL       a GGUF file, a directory, or REPO[@REV] in the Hugging Face cache (--root DIR\n"
+    "              for another cache root); none: the demo model. The configurations' weight\n"
+    "              types name stores beside it: <stem>-<type>.gguf.\n"
+    "  --binary    the engine executable (default: pacer itself for builtin, llama-server)\n"
+    "  --configs, --cases   comma lists of the suite's configurations and workloads\n"
+    "  --rounds N  rounds of the round workloads; configurations rotate between rounds\n"
+    "  --mode      light: one round of code, prose and long-prefill on the configurations\n"
+    "              already on disk, then archive; heavy: the whole suite, then archive.\n"
+    "              Explicit --configs/--cases/--rounds override the preset.\n"
+    "  --output    the results directory (default results/<UTC>/, with a .gitignore)\n"
+    "  --resume    continue the run in --output DIR: same binary, model, suite, selections;\n"
+    "              re-runs samples that failed, were invalidated, or were killed mid-sample\n"
+    "  --case-cap CASE=N   change a workload's cap; on --resume a raised cap re-runs that\n"
+    "              workload's capped answers (caps may only rise)\n"
+    "  --build-stores      build missing stores with `pacer model quantize` before the run\n"
+    "  --archive   zip the finished directory beside itself (DIR.zip); both modes imply it\n"
+    "  --dry-run   print the sample plan (and the configurations found) and run nothing\n"
+    "  --suite     a custom lab suite file (prompts, caps, configurations, context)\n"
+    "  --note      a note kept verbatim in the run\n"
+    "exit: 0 complete, 1 error, 2 the suite stopped (engine error, memory or power: --resume\n"
+    "retries), 130 / 143 / 129 on SIGINT / SIGTERM / SIGHUP (--resume continues)\n"
+    "environment: PACER_LAB_SYS_ROOT reads the power source and memory size below that\n"
+    "directory instead of / (tests)\n";
+
+static volatile sig_atomic_t lab_cancel;
+
+static void lab_on_signal(int sig) {
+    if (lab_cancel && sig == SIGINT) { /* a second Ctrl-C: the engine goes at once */
+        managed_kill_now();
+        _exit(130);
+    }
+    lab_cancel = sig;
+}
+
+static void lab_signals_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = lab_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static bool parse_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_case_cap(const char *arg, lab_run_options *o) {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || (size_t)(eq - arg) >= LAB_NAME_MAX || o->n_caps >= LAB_MAX_WORKLOADS) return false;
+    lab_cap_override *c = &o->caps[o->n_caps];
+    memcpy(c->workload, arg, (size_t)(eq - arg));
+    c->workload[eq - arg] = '\0';
+    if (!parse_int(eq + 1, 1, LAB_CAP_MAX, &c->cap)) return false;
+    o->n_caps++;
+    return true;
+}
+
+static double gb(uint64_t b) { return (double)b / 1e9; }
+
+static void on_event(void *ctx, const lab_event *ev) {
+    (void)ctx;
+    switch (ev->kind) {
+    case LAB_EVENT_STORE_PLAN:
+        fprintf(stderr, "pacer: building store %s for %s: needs %.2f GB on disk, %.2f GB free there\n", ev->text, ev->id,
+                gb(ev->bytes), gb(ev->bytes2));
+        break;
+    case LAB_EVENT_STORE_BUILT: fprintf(stderr, "pacer: built %s\n", ev->text); break;
+    case LAB_EVENT_PROBED: fprintf(stderr, "pacer: %s\n", ev->text); break;
+    case LAB_EVENT_HASHING:
+        if (ev->bytes > (1ull << 30)) fprintf(stderr, "pacer: hashing %s (%.1f GB)\n", ev->text, gb(ev->bytes));
+        break;
+    case LAB_EVENT_RESUME: fprintf(stderr, "pacer: %s\n", ev->text); break;
+    case LAB_EVENT_SAMPLE_START: fprintf(stderr, "pacer: [%zu/%zu] %s ...\n", ev->index + 1, ev->total, ev->id); break;
+    case LAB_EVENT_SAMPLE_SKIP: fprintf(stderr, "pacer: [%zu/%zu] %s kept from before\n", ev->index + 1, ev->total, ev->id); break;
+    case LAB_EVENT_SAMPLE_DONE: {
+        const lab_record *r = ev->rec;
+        fprintf(stderr, "pacer: [%zu/%zu] %s: %s", ev->index + 1, ev->total, ev->id, lab_finish_name(r->finish));
+        if (r->has_usage) fprintf(stderr, ", %lld tokens", (long long)r->decode_tokens);
+        if (r->has_decode_tok_s) fprintf(stderr, ", %.1f tok/s", r->decode_tok_s);
+        fprintf(stderr, ", %.1f s", (double)r->completion_ns / 1e9);
+        if (r->validity != LAB_VALID) fprintf(stderr, ", %s (%s)", lab_validity_name(r->validity), r->validity_reason);
+        if (r->error[0]) fprintf(stderr, ": %s (engine log: %s)", r->error, ev->text);
+        fputc('\n', stderr);
+        break;
+    }
+    case LAB_EVENT_ARCHIVED: fprintf(stderr, "pacer: archived %zu files into %s\n", ev->index, ev->text); break;
+    }
+}
+
+static void print_plan(const lab_run_result *r) {
+    const lab_suite *s = &r->suite;
+    printf("suite %s (%s), digest %s\n", s->id, s->builtin ? "built-in" : "custom", s->digest);
+    printf("model %s (%s)\n", r->model.source_name, r->model.source_type);
+    printf("configurations:\n");
+    for (int i = 0; i < s->n_configs; i++) {
+        bool sel = false;
+        for (int k = 0; k < r->sel.n_configs; k++) sel |= r->sel.configs[k] == i;
+        printf("  %-16s %-40s %s%s\n", s->configs[i].name, r->stores[i].file_name, r->stores[i].exists ? "on disk" : "missing",
+               sel ? "" : " (not selected)");
+    }
+    printf("plan: %zu samples, %d round%s\n", r->plan.n, r->sel.rounds, r->sel.rounds == 1 ? "" : "s");
+    for (size_t i = 0; i < r->plan.n; i++) {
+        const lab_slot *sl = &r->plan.slots[i];
+        printf("  %3zu  %-40s cap %d\n", i + 1, sl->id, r->caps[sl->workload]);
+    }
+}
+
+/* The median of metric `m` in a report cell, or -1. */
+static double cell_median(const json_t *cell, const char *m) {
+    const json_t *v = json_object_get(json_object_get(json_object_get(cell, "metrics"), m), "median");
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void print_summary(const lab_run_result *r) {
+    if (!r->report) return;
+    printf("%-16s %-14s %5s %5s %10s %10s %10s %8s\n", "workload", "config", "used", "excl", "prefill/s", "decode/s",
+           "complete s", "tokens");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r->report, "cells"), i, c) {
+        int excl = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(c, "excluded"), k, v) excl += (int)json_integer_value(v);
+        size_t used = json_array_size(json_object_get(c, "in_median"));
+        if (!used && !excl) continue;
+        printf("%-16s %-14s %5zu %5d", json_string_value(json_object_get(c, "workload")),
+               json_string_value(json_object_get(c, "config")), used, excl);
+        const char *ms[] = {"prefill_tok_s", "decode_tok_s", "completion_s", "answer_tokens"};
+        for (int m = 0; m < 4; m++) {
+            double x = cell_median(c, ms[m]);
+            if (x < 0) printf(" %*s", m == 3 ? 8 : 10, "-");
+            else printf(m == 3 ? " %8.0f" : " %10.2f", x);
+        }
+        printf("\n");
+    }
+    json_array_foreach(json_object_get(r->report, "svg"), i, c)
+        printf("svg %-14s %lld of %lld valid\n", json_string_value(json_object_get(c, "config")),
+               (long long)json_integer_value(json_object_get(c, "valid")), (long long)json_integer_value(json_object_get(c, "checked")));
+}
+
+/* The command line, as given (before getopt reorders it), with this machine's paths
+ * replaced (provenance). argv[0] is "run". */
+static json_t *command_of(int argc, char **argv) {
+    char **full = calloc((size_t)argc + 2, sizeof *full);
+    if (!full) return json_array();
+    full[0] = "pacer";
+    full[1] = "lab";
+    const char *suite_arg = NULL;
+    for (int i = 0; i < argc; i++) {
+        full[i + 2] = argv[i];
+        if (!strcmp(argv[i], "--suite") && i + 1 < argc) suite_arg = argv[i + 1];
+        else if (!strncmp(argv[i], "--suite=", 8)) suite_arg = argv[i] + 8;
+    }
+    static const lab_placeholder paths[] = {{"--binary", "<binary>"}, {"--root", "<root>"}, {"--output", "<results>"},
+                                            {"--suite", "<suite>"}, {NULL, NULL}};
+    static const char *const valued[] = {"--engine", "--configs", "--cases", "--rounds", "--mode", "--case-cap", "--note",
+                                         "--suite", NULL};
+    /* the built-in suite named by its id is no path */
+    const lab_placeholder *flags = suite_arg && strcmp(suite_arg, LAB_BUILTIN_ID) ? paths : (const lab_placeholder[]){
+        {"--binary", "<binary>"}, {"--root", "<root>"}, {"--output", "<results>"}, {NULL, NULL}};
+    json_t *cmd = lab_provenance_command(argc + 2, full, 2, flags, valued, "<model>");
+    free(full);
+    return cmd;
+}
+
+/* Parses the options into `o`; returns -1 to go on, or the exit status. */
+static int parse_run(int argc, char **argv, lab_run_options *o, const char **root) {
+    static const struct option opts[] = {
+        {"engine", required_argument, 0, 'E'},  {"binary", required_argument, 0, 'B'},  {"root", required_argument, 0, 'R'},
+        {"configs", required_argument, 0, 'C'}, {"cases", required_argument, 0, 'W'},   {"rounds", required_argument, 0, 'N'},
+        {"mode", required_argument, 0, 'M'},    {"output", required_argument, 0, 'o'},  {"resume", no_argument, 0, 'r'},
+        {"case-cap", required_argument, 0, 'c'}, {"note", required_argument, 0, 'n'},   {"build-stores", no_argument, 0, 'b'},
+        {"archive", no_argument, 0, 'a'},       {"dry-run", no_argument, 0, 'd'},       {"suite", required_argument, 0, 'S'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'E': o->engine = optarg; break;
+        case 'B': o->binary = optarg; break;
+        case 'R': *root = optarg; break;
+        case 'C': o->configs = optarg; break;
+        case 'W': o->cases = optarg; break;
+        case 'N': if (!parse_int(optarg, 1, 1000, &o->rounds)) { cli_error("--rounds: expected 1..1000"); return 1; } break;
+        case 'M':
+            if (strcmp(optarg, "light") && strcmp(optarg, "heavy")) { cli_error("--mode: light or heavy"); return 1; }
+            o->mode = optarg;
+            break;
+        case 'o': o->output = optarg; break;
+        case 'r': o->resume = true; break;
+        case 'c': if (!parse_case_cap(optarg, o)) { cli_error("--case-cap: expected CASE=N with N in 1..%d", LAB_CAP_MAX); return 1; } break;
+        case 'n': o->note = optarg; break;
+        case 'b': o->build_stores = true; break;
+        case 'a': o->archive = true; break;
+        case 'd': o->dry_run = true; break;
+        case 'S': o->suite = optarg; break;
+        case 'h': fputs(lab_usage, stdout); return 0;
+        default: fputs(lab_usage, stderr); return 1;
+        }
+    }
+    if (optind < argc) o->model_spec = argv[optind++];
+    if (optind < argc) { cli_error("lab run: unexpected argument '%s'", argv[optind]); return 1; }
+    if (o->resume && !o->output) { cli_error("lab run: --resume needs --output DIR, the run to continue"); return 1; }
+    return -1;
+}
+
+/* Fills the paths of this machine the run needs (never recorded), runs, prints. */
+static int run_parsed(lab_run_options *o, const char *root) {
+    char demo[PATH_MAX], err[1024], dir[PATH_MAX], self[PATH_MAX], logs[PATH_MAX], stores[PATH_MAX];
+    if (root && setenv("HF_HUB_CACHE", root, 1)) { cli_error("cannot set the cache root"); return 1; }
+    if (!o->model_spec) {
+        if (demo_model_ensure(demo, sizeof demo, err, sizeof err)) { cli_error("%s", err); return 1; }
+        o->model_spec = demo;
+    }
+    if (!o->output) {
+        lab_default_dir(dir, sizeof dir);
+        o->output = dir;
+    }
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    const char *home = path_home();
+    const char *base = strrchr(o->output, '/') && strrchr(o->output, '/')[1] ? strrchr(o->output, '/') + 1 : o->output;
+    if (!home || snprintf(logs, sizeof logs, "%s/.pacer/lab/logs/%s", home, base) >= (int)sizeof logs ||
+        snprintf(stores, sizeof stores, "%s/.pacer/lab/stores", home) >= (int)sizeof stores) {
+        cli_error("no usable home directory: set HOME");
+        return 1;
+    }
+    o->self_path = self;
+    o->log_dir = logs;
+    o->store_home = stores;
+    o->sys_root = getenv("PACER_LAB_SYS_ROOT");
+    lab_signals_install();
+    lab_run_result res;
+    lab_outcome out = lab_run(o, &res, err, sizeof err);
+    int status = 1;
+    switch (out) {
+    case LAB_OUTCOME_PLANNED: print_plan(&res); status = 0; break;
+    case LAB_OUTCOME_COMPLETE:
+        print_summary(&res);
+        fprintf(stderr, "pacer: complete: %s%s%s\n", o->output, res.zip[0] ? ", " : "", res.zip);
+        status = 0;
+        break;
+    case LAB_OUTCOME_STOPPED:
+        print_summary(&res);
+        cli_error("the suite stopped: %s; --resume --output %s retries it", res.stop_reason, o->output);
+        status = 2;
+        break;
+    case LAB_OUTCOME_CANCELLED:
+        fprintf(stderr, "pacer: %s; --resume --output %s continues\n", res.stop_reason, o->output);
+        status = lab_cancel == SIGINT ? 130 : 128 + (int)lab_cancel;
+        break;
+    case LAB_OUTCOME_ERROR: cli_error("lab run: %s", err); break;
+    }
+    lab_run_result_free(&res);
+    return status;
+}
+
+static int lab_cmd_run(int argc, char **argv) {
+    json_t *command = command_of(argc, argv); /* before getopt reorders argv */
+    lab_run_options o = {.client_version = PACER_VERSION, .cancel = &lab_cancel, .on_event = on_event, .command = command};
+    const char *root = NULL;
+    int status = parse_run(argc, argv, &o, &root);
+    if (status < 0) status = run_parsed(&o, root);
+    json_decref(command);
+    return status;
+}
+
+int cmd_lab(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "run") == 0) return lab_cmd_run(argc - 1, argv + 1);
+    bool help = argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
+    if (argc >= 2 && !help) cli_error("lab: unknown subcommand '%s'", argv[1]);
+    fputs("usage: pacer lab SUBCOMMAND [ARGS]\n  run    fresh-process lab suites (see 'pacer lab run --help')\n",
+          help ? stdout : stderr);
+    return help ? 0 : 1;
+}

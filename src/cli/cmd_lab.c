@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/demo.h"
 #include "bench/managed.h"
@@ -67,15 +68,6 @@ static void lab_signals_install(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-}
-
-static bool parse_int(const char *s, long lo, long hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
 }
 
 static bool parse_case_cap(const char *arg, lab_run_options *o) {

@@ -1,6 +1,9 @@
 /* error.c - words for pacer's error codes. */
 #include "base/error.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 static const char *const pacer_err_words[PACER_ERR__COUNT] = {
     [PACER_OK] = "success",
     [PACER_ERR_NOMEM] = "out of memory",
@@ -23,4 +26,14 @@ static const char *const pacer_err_words[PACER_ERR__COUNT] = {
 const char *pacer_strerror(pacer_err err) {
     if ((int)err < 0 || err >= PACER_ERR__COUNT || !pacer_err_words[err]) return "unknown error";
     return pacer_err_words[err];
+}
+
+pacer_err pacer_errorf(char *err, size_t err_len, pacer_err rc, const char *fmt, ...) {
+    if (err && err_len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_len, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
 }

@@ -26,4 +26,12 @@ typedef enum pacer_err {
 /* Returns a static, human-readable description of `err`; never NULL. */
 const char *pacer_strerror(pacer_err err);
 
+#include <stddef.h>
+
+/* The one way to say what went wrong: writes the printf-formatted message into `err`
+ * (`err_len` bytes, truncated; nothing when err is NULL or err_len 0) and returns `rc`, so
+ * that `return pacer_errorf(err, err_len, PACER_ERR_ARG, "bad %s", what);` reads as one step.
+ * Every fallible function that explains itself takes (char *err, size_t err_len). */
+pacer_err pacer_errorf(char *err, size_t err_len, pacer_err rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif

@@ -184,12 +184,12 @@ static bool fact_walk(const json_t *node, const char *rest, const receipt_fact_f
 
 /* The facts the table describes, and what their values may say: no file name is a path, a
  * hash is 64 hex digits, a skipped read sample has no figure and a taken one has. */
-static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
+static pacer_err facts_validate(const json_t *r, char *err, size_t err_len) {
     char where[160] = "";
     for (size_t i = 0; i < receipt_fact_field_count; i++) {
         const receipt_fact_field *f = &receipt_fact_fields[i];
         if (!fact_walk(r, f->path, f, where, sizeof where)) {
-            snprintf(err, err_n, "field check failed: '%s' has the wrong type", where);
+            snprintf(err, err_len, "field check failed: '%s' has the wrong type", where);
             return PACER_ERR_FORMAT;
         }
     }
@@ -200,11 +200,11 @@ static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
         const char *file = json_get_str(h, "file", "");
         const char *sha = json_is_string(h) ? json_string_value(h) : json_get_str(h, "sha256", "");
         if (strchr(file, '/') || strchr(file, '\\')) {
-            snprintf(err, err_n, "privacy check failed: checkpoint file %zu is named by a path", i);
+            snprintf(err, err_len, "privacy check failed: checkpoint file %zu is named by a path", i);
             return PACER_ERR_FORMAT;
         }
         if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
-            snprintf(err, err_n, "field check failed: checkpoint file %zu has no SHA-256", i);
+            snprintf(err, err_len, "field check failed: checkpoint file %zu has no SHA-256", i);
             return PACER_ERR_FORMAT;
         }
     }
@@ -213,7 +213,7 @@ static pacer_err facts_validate(const json_t *r, char *err, size_t err_n) {
         bool skipped = json_object_get(rs, "skipped") != NULL;
         bool figure = json_is_number(json_object_get(rs, "gb_per_s"));
         if (skipped == figure || !json_is_string(json_object_get(rs, "method"))) {
-            snprintf(err, err_n, "field check failed: a read sample has either a figure and a method, or a reason "
+            snprintf(err, err_len, "field check failed: a read sample has either a figure and a method, or a reason "
                                  "it was skipped");
             return PACER_ERR_FORMAT;
         }
@@ -265,16 +265,16 @@ static bool status_parse(const char *n, attempt_status *st) {
     return false;
 }
 
-pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_n) {
+pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_len) {
     memset(s, 0, sizeof *s);
-    if (!json_is_object(a)) { snprintf(err, err_n, "an attempt is not an object"); return PACER_ERR_FORMAT; }
+    if (!json_is_object(a)) { snprintf(err, err_len, "an attempt is not an object"); return PACER_ERR_FORMAT; }
     /* has-flags first: a value that is null must have its flag false */
     for (size_t i = 0; i < receipt_attempt_field_count; i++) {
         const receipt_field *f = &receipt_attempt_fields[i];
         json_t *v = json_object_get(a, f->name);
         char *p = (char *)s + f->offset;
         if (!v && f->optional) continue;
-        if (!v) { snprintf(err, err_n, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
+        if (!v) { snprintf(err, err_len, "attempt field '%s' is missing", f->name); return PACER_ERR_FORMAT; }
         if (json_is_null(v) && f->has_offset != NO_FLAG) continue;
         bool ok = true;
         switch (f->kind) {
@@ -298,12 +298,12 @@ pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *er
         case RECEIPT_KIND_ROUTE: ok = json_is_string(v) && route_parse(json_string_value(v), (attempt_route *)p); break;
         case RECEIPT_KIND_STATUS: ok = json_is_string(v) && status_parse(json_string_value(v), (attempt_status *)p); break;
         }
-        if (!ok) { snprintf(err, err_n, "attempt field '%s' has the wrong type or value", f->name); return PACER_ERR_FORMAT; }
+        if (!ok) { snprintf(err, err_len, "attempt field '%s' has the wrong type or value", f->name); return PACER_ERR_FORMAT; }
         if (f->has_offset != NO_FLAG && f->kind != RECEIPT_KIND_BOOL) *flag_at(s, f->has_offset) = true;
     }
     if (s->has_usage && (json_is_null(json_object_get(a, "prompt_tokens")) ||
                          json_is_null(json_object_get(a, "completion_tokens")))) {
-        snprintf(err, err_n, "attempt has usage but null token counts");
+        snprintf(err, err_len, "attempt has usage but null token counts");
         return PACER_ERR_FORMAT;
     }
     s->has_server_timings = s->has_server_prompt_ms || s->has_server_predicted_per_second;
@@ -388,9 +388,9 @@ bool receipt_rejudge(const rules_context *ctx, const attempt_sample *s, attempt_
     return *judged == s->status || (s->status == ATTEMPT_INCOMPLETE && *judged == ATTEMPT_OK);
 }
 
-#define VFAIL(...) do { snprintf(err, err_n, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
+#define VFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
-pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) {
     pacer_err rc = PACER_OK;
     suite s;
     memset(&s, 0, sizeof s);
@@ -402,7 +402,7 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
         bool ok = v && (f->type == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == f->type);
         if (!ok) VFAIL("field check failed: '%s' is missing or has the wrong type", f->name);
     }
-    if ((rc = facts_validate(r, err, err_n))) goto out;
+    if ((rc = facts_validate(r, err, err_len))) goto out;
     if (json_integer_value(json_object_get(r, "schema_version")) != RECEIPT_SCHEMA_VERSION)
         VFAIL("schema check failed: unknown schema_version");
     json_t *js = json_object_get(r, "suite");
@@ -490,7 +490,7 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_n) {
     }
     rules_context load_rules = {s.rule_version, 0, false, s.natural_stop_min_tokens};
     bool load_incomplete = false;
-    if ((rc = load_validate(r, &load_rules, &load_incomplete, err, err_n))) goto out;
+    if ((rc = load_validate(r, &load_rules, &load_incomplete, err, err_len))) goto out;
     any_incomplete |= load_incomplete;
     bool cancelled = json_is_true(json_object_get(r, "cancelled"));
     if (!cancelled && standard && json_array_size(cells) != (size_t)(s.n_workloads * s.n_settings))
@@ -509,48 +509,48 @@ out:
     return rc;
 }
 
-pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_n) {
+pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_len) {
     json_error_t je;
     *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!*out) {
-        snprintf(err, err_n, "not valid JSON: %s (line %d)", je.text, je.line);
+        snprintf(err, err_len, "not valid JSON: %s (line %d)", je.text, je.line);
         return PACER_ERR_PARSE;
     }
     return PACER_OK;
 }
 
-pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n) {
+pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_len) {
     buf b;
     buf_init(&b, RECEIPT_FILE_MAX);
     *out = NULL;
     pacer_err rc = file_read_all(path, &b);
     /* errno still names the cause of an I/O error ("Is a directory"): more useful than the code */
-    if (rc) snprintf(err, err_n, "cannot read the receipt: %s", rc == PACER_ERR_IO && errno ? strerror(errno) : pacer_strerror(rc));
-    else rc = receipt_parse(b.data, b.len, out, err, err_n);
+    if (rc) snprintf(err, err_len, "cannot read the receipt: %s", rc == PACER_ERR_IO && errno ? strerror(errno) : pacer_strerror(rc));
+    else rc = receipt_parse(b.data, b.len, out, err, err_len);
     buf_free(&b);
     return rc;
 }
 
 pacer_err receipt_paths(const char *output, const char *run_id, char *path, size_t path_n, char *drafts,
-                        size_t drafts_n, char *err, size_t err_n) {
+                        size_t drafts_n, char *err, size_t err_len) {
     int w;
     if (output) {
         w = snprintf(path, path_n, "%s", output);
     } else {
         const char *home = path_home();
         char dir[4096];
-        if (!home || !run_id) { snprintf(err, err_n, "no home directory: pass --output FILE"); return PACER_ERR_IO; }
+        if (!home || !run_id) { snprintf(err, err_len, "no home directory: pass --output FILE"); return PACER_ERR_IO; }
         if (snprintf(dir, sizeof dir, "%s/.pacer/benchmarks", home) >= (int)sizeof dir || dir_create_all(dir, 0700)) {
-            snprintf(err, err_n, "cannot create the receipts directory under ~/.pacer");
+            snprintf(err, err_len, "cannot create the receipts directory under ~/.pacer");
             return PACER_ERR_IO;
         }
         w = snprintf(path, path_n, "%s/%s.json", dir, run_id);
     }
     size_t n = strlen(path);
-    if (w < 0 || (size_t)w >= path_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    if (w < 0 || (size_t)w >= path_n) { snprintf(err, err_len, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
     if (n > 5 && strcmp(path + n - 5, ".json") == 0) w = snprintf(drafts, drafts_n, "%.*s.drafts.json", (int)(n - 5), path);
     else w = snprintf(drafts, drafts_n, "%s.drafts.json", path);
-    if (w < 0 || (size_t)w >= drafts_n) { snprintf(err, err_n, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
+    if (w < 0 || (size_t)w >= drafts_n) { snprintf(err, err_len, "the receipt path is too long"); return PACER_ERR_TOO_BIG; }
     return PACER_OK;
 }
 

@@ -76,7 +76,7 @@ const receipt_fact_field *receipt_fact_find(const char *path);
 /* Sample -> attempt object (new reference), with the attempt's place in its cell. */
 json_t *receipt_attempt_to_json(const attempt_sample *s, int index, bool warmup, bool has_seed, int64_t seed);
 /* Attempt object -> sample. Checks the type of every field; `err` names the first bad one. */
-pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_n);
+pacer_err receipt_attempt_from_json(const json_t *a, attempt_sample *s, char *err, size_t err_len);
 
 /* Aggregates of one cell from its attempt objects (new reference): an object of metric ->
  * {median,min,max,p10,p90,n} when exactly `reps` measured attempts exist and all are ok,
@@ -105,12 +105,12 @@ bool receipt_numbers_close(const json_t *a, const json_t *b);
 /* Validates a receipt document against the rules of its own suite version: shape, suite
  * digest (must be a built-in one, matching its id), every attempt re-judged, aggregates
  * recomputed, cell statuses and exit status. On failure `err` says which check failed. */
-pacer_err receipt_validate(const json_t *r, char *err, size_t err_n);
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_len);
 
 /* Parses receipt text (does no I/O). New reference in *out. */
-pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_n);
+pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_len);
 /* Reads a receipt file (capped at RECEIPT_FILE_MAX) and parses it. */
-pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_n);
+pacer_err receipt_read(const char *path, json_t **out, char *err, size_t err_len);
 /* Writes `doc` in indented form to `path` atomically with mode 0600. */
 pacer_err receipt_write(const char *path, const json_t *doc);
 /* Where a receipt and its drafts file go: `output` when given, else
@@ -119,7 +119,7 @@ pacer_err receipt_write(const char *path, const json_t *doc);
  * created and `run_id` may be NULL (inspect finds a receipt's drafts file this way).
  * PACER_ERR_TOO_BIG when a path does not fit, PACER_ERR_IO with one line in `err`. */
 pacer_err receipt_paths(const char *output, const char *run_id, char *path, size_t path_n, char *drafts,
-                        size_t drafts_n, char *err, size_t err_n) __attribute__((warn_unused_result));
+                        size_t drafts_n, char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* The drafts file: per attempt the server-reported verify rounds, proposed and accepted
  * draft tokens, and totals (null when a sum would pass 64 bits). */
@@ -128,9 +128,10 @@ json_t *receipt_drafts_new(const char *run_id, bool drafter_passed);
  * draft_accepted}, each null when the server did not report it. New reference. */
 json_t *receipt_drafts_counts(const attempt_sample *s);
 /* Appends one attempt (cell index, attempt index, warm-up flag, then its counts) from `s`. */
-pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s);
+pacer_err receipt_drafts_add(json_t *drafts, int cell, int index, bool warmup, const attempt_sample *s)
+    __attribute__((warn_unused_result));
 /* Computes the totals object from the attempts appended so far. */
-pacer_err receipt_drafts_finish(json_t *drafts);
+pacer_err receipt_drafts_finish(json_t *drafts) __attribute__((warn_unused_result));
 
 /* Checked 64-bit addition: false (and *sum untouched) on overflow. */
 bool receipt_add_i64(int64_t *sum, int64_t v);

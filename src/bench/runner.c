@@ -181,12 +181,12 @@ static attempt_request runner_request(const runner_options *o, const runner_cell
 
 /* Runs the load sweep on one cell and puts its section and calibration into receipt `r`. */
 static pacer_err runner_load(const runner_options *o, const runner_cell *cells, int n_cells, json_t *r,
-                             const sanitize_context *san, runner_log *log, runner_result *res, char *err, size_t err_n) {
+                             const sanitize_context *san, runner_log *log, runner_result *res, char *err, size_t err_len) {
     const runner_cell *c = NULL;
     const char *want = o->load_workload ? o->load_workload : "chat";
     for (int i = 0; i < n_cells && !c; i++) if (strcmp(cells[i].w->name, want) == 0) c = &cells[i];
     if (!c && o->load_workload) {
-        snprintf(err, err_n, "the suite has no workload '%s'", o->load_workload);
+        snprintf(err, err_len, "the suite has no workload '%s'", o->load_workload);
         return PACER_ERR_ARG;
     }
     if (!c) c = &cells[0];
@@ -202,7 +202,7 @@ static pacer_err runner_load(const runner_options *o, const runner_cell *cells, 
     lo.setting = c->st.name;
     lo.cancel_flag = o->cancel_flag;
     load_result lr;
-    pacer_err rc = load_run(&lo, &lr, err, err_n);
+    pacer_err rc = load_run(&lo, &lr, err, err_len);
     if (rc) return rc;
     json_object_set_new(r, "load", lr.section);
     json_object_set_new(json_object_get(r, "client"), "calibration", lr.calibration);
@@ -211,12 +211,12 @@ static pacer_err runner_load(const runner_options *o, const runner_cell *cells, 
     return PACER_OK;
 }
 
-pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n) {
+pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     const suite *s = o->suite;
-    if (!s || !o->server_url || !o->mode) { snprintf(err, err_n, "runner: missing suite, URL or mode"); return PACER_ERR_ARG; }
+    if (!s || !o->server_url || !o->mode) { snprintf(err, err_len, "runner: missing suite, URL or mode"); return PACER_ERR_ARG; }
     if (o->chat_only && s->rule_version < 2) {
-        snprintf(err, err_n, "--chat-only needs a suite with rule version 2 (%s has %d)", s->id, s->rule_version);
+        snprintf(err, err_len, "--chat-only needs a suite with rule version 2 (%s has %d)", s->id, s->rule_version);
         return PACER_ERR_ARG;
     }
     int reps = o->reps > 0 ? o->reps : s->repetitions;
@@ -231,7 +231,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     sanitize_context *own_san = NULL;
     const sanitize_context *san = o->sanitize;
     if (!san && !(san = own_san = runner_sanitize_context(s, o->server_url))) {
-        snprintf(err, err_n, "out of memory");
+        snprintf(err, err_len, "out of memory");
         return PACER_ERR_NOMEM;
     }
     runner_log log = {.path = o->server_log};
@@ -247,9 +247,9 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
         json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
     json_t *jcells = json_array();
     json_t *drafts = receipt_drafts_new(run_id, o->drafter_passed);
-    bool cancelled = false, any_incomplete = false;
+    bool cancelled = false, any_incomplete = false, drafts_lost = false;
     if (o->load) {
-        pacer_err rc = runner_load(o, cells, n_cells, r, san, &log, out, err, err_n);
+        pacer_err rc = runner_load(o, cells, n_cells, r, san, &log, out, err, err_len);
         if (rc) {
             json_decref(jcells), json_decref(r), json_decref(drafts), json_decref(unranked);
             sanitize_context_free(own_san);
@@ -280,7 +280,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
             attempt_sample smp;
             pacer_err rc = attempt_run(&req, &smp);
             if (rc) {
-                snprintf(err, err_n, "attempt could not be run: %s", pacer_strerror(rc));
+                snprintf(err, err_len, "attempt could not be run: %s", pacer_strerror(rc));
                 json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
                 json_decref(unranked);
                 sanitize_context_free(own_san);
@@ -298,7 +298,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
                 json_array_append_new(reasons, json_string(line));
             }
             json_array_append_new(atts, receipt_attempt_to_json(&smp, index, warm, has_seed, seed));
-            receipt_drafts_add(drafts, ci, index, warm, &smp);
+            if (receipt_drafts_add(drafts, ci, index, warm, &smp)) drafts_lost = true;
             if (o->progress) o->progress(o->progress_ctx, ci, n_cells, c->w->name, c->st.name, index, reps, warm, &smp);
         }
         int measured = 0;
@@ -326,7 +326,11 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     json_object_set_new(r, "exit_status", json_integer(out->exit_status));
     json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
     json_object_set_new(r, "unranked_reasons", unranked);
-    receipt_drafts_finish(drafts);
+    if (receipt_drafts_finish(drafts)) drafts_lost = true;
+    /* the receipt keeps every measurement; the drafts file says it is short rather than lie */
+    if (drafts_lost)
+        json_array_append_new(json_object_get(drafts, "notes"),
+                              json_string("drafts incomplete: out of memory while recording server draft counts"));
     sanitize_context_free(own_san);
     out->receipt = r;
     out->drafts = drafts;

@@ -82,7 +82,7 @@ typedef struct runner_result {
 /* Runs every cell: warm-ups, then repetitions, in suite order, and stops after a
  * cancelled attempt. Fills `out`; returns an error only for invalid options (message in
  * `err`). */
-pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_n);
+pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_len);
 
 /* The sanitizer context of a run (free with sanitize_context_free): the suite's prompts (its
  * fixtures), this machine's host and user names and home directory, and the host named by

@@ -49,10 +49,10 @@ typedef struct suite {
 
 /* Parses a suite document from `text` (`len` bytes) into `s` (which owns the parsed
  * document afterwards; release with suite_free). `err` (may be NULL) gets a message of at
- * most `err_n` bytes on failure. Does no I/O. */
-pacer_err suite_parse(const char *text, size_t len, suite *s, char *err, size_t err_n);
+ * most `err_len` bytes on failure. Does no I/O. */
+pacer_err suite_parse(const char *text, size_t len, suite *s, char *err, size_t err_len);
 /* Loads a built-in suite by id ("community-v2") or, when `name` is a readable path, a file. */
-pacer_err suite_load(const char *name, suite *s, char *err, size_t err_n);
+pacer_err suite_load(const char *name, suite *s, char *err, size_t err_len);
 /* Frees what suite_parse allocated; accepts a zeroed suite. */
 void suite_free(suite *s);
 

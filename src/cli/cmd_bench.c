@@ -68,7 +68,7 @@ static int bench_suites(void) {
                    s.natural_stop_min_tokens);
         for (int w = 0; w < s.n_workloads; w++) {
             char hex[65];
-            sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex);
+            if (sha256_hex(s.workloads[w].prompt, strlen(s.workloads[w].prompt), hex)) snprintf(hex, sizeof hex, "unavailable");
             printf("  workload     %-6s route %-11s %d tokens; prompt %zu bytes, sha256 %s\n", s.workloads[w].name,
                    attempt_route_name(s.workloads[w].route), s.workloads[w].max_tokens, strlen(s.workloads[w].prompt), hex);
         }
@@ -180,11 +180,11 @@ static void bench_say(void *ctx, const char *line) {
  * ready, and what it knows put into `o`. Returns 0, or the exit status (1, 130, or 129/143
  * for SIGHUP/SIGTERM) after saying why. */
 /* The check the board's intake runs, with the context it has (the suite's prompts). */
-static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_n) {
+static pacer_err bench_privacy_check(const suite *s, const json_t *receipt, char *err, size_t err_len) {
     sanitize_context *c = sanitize_context_new();
     pacer_err rc = c ? sanitize_context_add_suite(c, s) : PACER_ERR_NOMEM;
-    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_n);
-    else snprintf(err, err_n, "%s", pacer_strerror(rc));
+    if (!rc) rc = sanitize_check_receipt(receipt, c, err, err_len);
+    else snprintf(err, err_len, "%s", pacer_strerror(rc));
     sanitize_context_free(c);
     return rc;
 }

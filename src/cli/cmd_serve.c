@@ -1,12 +1,16 @@
 /* cmd_serve.c - 'pacer serve MODEL': the embedded engine behind the OpenAI-compatible
  * server. Listens first (health 503 while loading), loads the model (and a drafter), prints
  * one ready line, and stops cleanly on SIGINT/SIGTERM. */
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 #include "base/sha256.h"
 #include "cli/cli.h"
 #include "engine/draft.h"
@@ -62,24 +66,36 @@ int cmd_serve(int argc, char **argv) {
     serve_options o;
     serve_options_default(&o);
     engine_params ep = {.n_threads = 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); return 0; }
-        else if (strcmp(a, "--no-prompt-cache") == 0) o.prompt_cache = false;
-        else if (strcmp(a, "--serial") == 0) o.serial = true;
-        else if (a[0] == '-' && a[1] == '-' && v) {
-            i++;
-            if (strcmp(a, "--name") == 0) name = v;
-            else if (strcmp(a, "--host") == 0) o.host = v;
-            else if (strcmp(a, "--port") == 0) o.port = atoi(v);
-            else if (strcmp(a, "--threads") == 0) ep.n_threads = atoi(v);
-            else if (strcmp(a, "--ctx") == 0) ep.n_ctx = atoi(v);
-            else if (strcmp(a, "--drafter") == 0) drafter = v;
-            else if (strcmp(a, "--draft-max") == 0) o.draft_max = atoi(v);
-            else { cli_error("unknown option %s", a); fputs(usage, stderr); return 2; }
-        } else if (a[0] != '-' && !model) model = a;
-        else { cli_error("unexpected argument %s", a); fputs(usage, stderr); return 2; }
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},          {"no-prompt-cache", no_argument, 0, 'C'},
+        {"serial", no_argument, 0, 'S'},        {"name", required_argument, 0, 'n'},
+        {"host", required_argument, 0, 'H'},    {"port", required_argument, 0, 'p'},
+        {"threads", required_argument, 0, 't'}, {"ctx", required_argument, 0, 'c'},
+        {"drafter", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'm'},
+        {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'h': fputs(usage, stdout); return 0;
+        case 'C': o.prompt_cache = false; break;
+        case 'S': o.serial = true; break;
+        case 'n': name = optarg; break;
+        case 'H': o.host = optarg; break;
+        case 'd': drafter = optarg; break;
+        /* ranges are checked below, with their own words */
+        case 'p': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.port); break;
+        case 't': ok = parse_int(optarg, 0, 1024, &ep.n_threads); break;
+        case 'c': ok = parse_int(optarg, 0, 1 << 24, &ep.n_ctx); break;
+        case 'm': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.draft_max); break;
+        default: cli_error("unknown option %s", argv[optind - 1]); fputs(usage, stderr); return 2;
+        }
+        if (!ok) { cli_error("bad value for %s: %s", argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg); return 2; }
     }
+    if (optind < argc) model = argv[optind++];
+    if (optind < argc) { cli_error("unexpected argument %s", argv[optind]); fputs(usage, stderr); return 2; }
     if (!model) { fputs(usage, stderr); return 2; }
     if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 2; }
     if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 2; }
@@ -87,8 +103,19 @@ int cmd_serve(int argc, char **argv) {
         fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", drafter);
         drafter = NULL;
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    /* SIGINT and SIGTERM stay blocked (every thread started from here inherits that) until
+     * sigsuspend() waits for them: no signal can slip in between a check and the wait */
+    sigset_t stop_set, wait_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_set, &wait_set);
+    sigdelset(&wait_set, SIGINT);
+    sigdelset(&wait_set, SIGTERM);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     char err[256] = "";
     serve_server *s = NULL;
@@ -123,7 +150,7 @@ int cmd_serve(int argc, char **argv) {
     printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s)\n", o.host,
            serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup");
     fflush(stdout);
-    while (!stop_signal) pause();
+    while (!stop_signal) sigsuspend(&wait_set);
     status = 0;
 out:
     serve_stop(s);

@@ -50,21 +50,10 @@ typedef struct gguf_reader {
     size_t err_len;
 } gguf_reader;
 
-static pacer_err rd_fail(gguf_reader *r, pacer_err rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static pacer_err rd_fail(gguf_reader *r, pacer_err rc, const char *fmt, ...) {
-    if (r->err && r->err_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->err, r->err_len, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 /* Takes `n` bytes; `what` names them in the error. */
 static pacer_err rd_take(gguf_reader *r, uint64_t n, const uint8_t **out, const char *what) {
     if (n > r->size - r->pos)
-        return rd_fail(r, PACER_ERR_FORMAT, "truncated file: %s at byte %llu needs %llu bytes, %llu left", what,
+        return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "truncated file: %s at byte %llu needs %llu bytes, %llu left", what,
                        (unsigned long long)r->pos, (unsigned long long)n, (unsigned long long)(r->size - r->pos));
     *out = r->p + r->pos;
     r->pos += n;
@@ -90,7 +79,7 @@ static pacer_err rd_str(gguf_reader *r, const uint8_t **s, uint64_t *len, const 
     pacer_err rc = rd_u64(r, len, what);
     if (rc) return rc;
     if (*len > r->size - r->pos)
-        return rd_fail(r, PACER_ERR_FORMAT, "truncated file: %s of %llu bytes at byte %llu runs past the end", what,
+        return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "truncated file: %s of %llu bytes at byte %llu runs past the end", what,
                        (unsigned long long)*len, (unsigned long long)(r->pos - 8));
     return rd_take(r, *len, s, what);
 }
@@ -147,21 +136,21 @@ static pacer_err parse_array(gguf_reader *r, gguf_kv *kv, const char *key) {
     pacer_err rc = rd_u32(r, &et, "array element type");
     if (!rc) rc = rd_u64(r, &n, "array length");
     if (rc) return rc;
-    if (et == GGUF_TYPE_ARRAY) return rd_fail(r, PACER_ERR_UNSUPPORTED, "key '%s': nested arrays are not supported", key);
+    if (et == GGUF_TYPE_ARRAY) return pacer_errorf(r->err, r->err_len, PACER_ERR_UNSUPPORTED, "key '%s': nested arrays are not supported", key);
     if (et >= GGUF_TYPE__COUNT)
-        return rd_fail(r, PACER_ERR_FORMAT, "key '%s': unknown array element type %u", key, et);
+        return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "key '%s': unknown array element type %u", key, et);
     kv->arr_type = et;
     kv->arr_n = n;
     uint64_t left = r->size - r->pos;
     if (et == GGUF_TYPE_STRING) {
         /* every string takes at least its 8-byte length */
         if (n > left / 8)
-            return rd_fail(r, PACER_ERR_FORMAT, "key '%s': array of %llu strings cannot fit in the %llu bytes left", key,
+            return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "key '%s': array of %llu strings cannot fit in the %llu bytes left", key,
                            (unsigned long long)n, (unsigned long long)left);
         if (n == 0) return PACER_OK;
         kv->arr_sp = malloc((size_t)n * sizeof *kv->arr_sp);
         kv->arr_sl = malloc((size_t)n * sizeof *kv->arr_sl);
-        if (!kv->arr_sp || !kv->arr_sl) return rd_fail(r, PACER_ERR_NOMEM, "out of memory reading key '%s'", key);
+        if (!kv->arr_sp || !kv->arr_sl) return pacer_errorf(r->err, r->err_len, PACER_ERR_NOMEM, "out of memory reading key '%s'", key);
         for (uint64_t j = 0; j < n; j++) {
             const uint8_t *s = NULL;
             rc = rd_str(r, &s, &kv->arr_sl[j], "array string");
@@ -172,14 +161,14 @@ static pacer_err parse_array(gguf_reader *r, gguf_kv *kv, const char *key) {
     }
     uint32_t es = scalar_size(et);
     if (n > left / es)
-        return rd_fail(r, PACER_ERR_FORMAT, "key '%s': array of %llu %s values needs more than the %llu bytes left", key,
+        return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "key '%s': array of %llu %s values needs more than the %llu bytes left", key,
                        (unsigned long long)n, gguf_type_name(et), (unsigned long long)left);
     if (n == 0) return PACER_OK;
     const uint8_t *p = NULL;
     rc = rd_take(r, n * es, &p, "array data");
     if (rc) return rc;
     kv->arr_data = aligned_alloc(8, ((size_t)(n * es) + 7) & ~(size_t)7);
-    if (!kv->arr_data) return rd_fail(r, PACER_ERR_NOMEM, "out of memory reading key '%s'", key);
+    if (!kv->arr_data) return pacer_errorf(r->err, r->err_len, PACER_ERR_NOMEM, "out of memory reading key '%s'", key);
     memcpy(kv->arr_data, p, (size_t)(n * es));
     return PACER_OK;
 }
@@ -192,22 +181,22 @@ static pacer_err parse_kvs(gguf_reader *r, gguf_file *f) {
         uint64_t len;
         rc = rd_str(r, &s, &len, "metadata key");
         if (rc) return rc;
-        if (len == 0) return rd_fail(r, PACER_ERR_FORMAT, "metadata key %lld is empty", (long long)i);
-        if (memchr(s, 0, (size_t)len)) return rd_fail(r, PACER_ERR_FORMAT, "metadata key %lld contains a NUL byte", (long long)i);
+        if (len == 0) return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "metadata key %lld is empty", (long long)i);
+        if (memchr(s, 0, (size_t)len)) return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "metadata key %lld contains a NUL byte", (long long)i);
         kv->key = str_dup_n(s, len);
-        if (!kv->key) return rd_fail(r, PACER_ERR_NOMEM, "out of memory");
+        if (!kv->key) return pacer_errorf(r->err, r->err_len, PACER_ERR_NOMEM, "out of memory");
         for (int64_t j = 0; j < i; j++)
             if (strcmp(f->kv[j].key, kv->key) == 0)
-                return rd_fail(r, PACER_ERR_FORMAT, "duplicate metadata key '%s'", kv->key);
+                return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "duplicate metadata key '%s'", kv->key);
         rc = rd_u32(r, &kv->type, "metadata value type");
         if (rc) return rc;
         if (kv->type >= GGUF_TYPE__COUNT)
-            return rd_fail(r, PACER_ERR_FORMAT, "key '%s': unknown value type %u", kv->key, kv->type);
+            return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "key '%s': unknown value type %u", kv->key, kv->type);
         if (kv->type == GGUF_TYPE_STRING) {
             rc = rd_str(r, &s, &len, "metadata string value");
             if (rc) return rc;
             kv->str = str_dup_n(s, len);
-            if (!kv->str) return rd_fail(r, PACER_ERR_NOMEM, "out of memory");
+            if (!kv->str) return pacer_errorf(r->err, r->err_len, PACER_ERR_NOMEM, "out of memory");
         } else if (kv->type == GGUF_TYPE_ARRAY) {
             rc = parse_array(r, kv, kv->key);
             if (rc) return rc;
@@ -230,14 +219,14 @@ static pacer_err parse_tensor_infos(gguf_reader *r, gguf_file *f) {
         rc = rd_str(r, &s, &len, "tensor name");
         if (rc) return rc;
         if (len == 0 || memchr(s, 0, (size_t)len))
-            return rd_fail(r, PACER_ERR_FORMAT, "tensor %lld has an empty or invalid name", (long long)i);
+            return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "tensor %lld has an empty or invalid name", (long long)i);
         t->name = str_dup_n(s, len);
-        if (!t->name) return rd_fail(r, PACER_ERR_NOMEM, "out of memory");
+        if (!t->name) return pacer_errorf(r->err, r->err_len, PACER_ERR_NOMEM, "out of memory");
         uint32_t n_dims, type;
         rc = rd_u32(r, &n_dims, "tensor dimension count");
         if (rc) return rc;
         if (n_dims < 1 || n_dims > GGUF_MAX_DIMS)
-            return rd_fail(r, PACER_ERR_FORMAT, "tensor '%s': %u dimensions (1 to %d allowed)", t->name, n_dims, GGUF_MAX_DIMS);
+            return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "tensor '%s': %u dimensions (1 to %d allowed)", t->name, n_dims, GGUF_MAX_DIMS);
         t->n_dims = (int)n_dims;
         int64_t n_el = 1;
         for (int d = 0; d < GGUF_MAX_DIMS; d++) {
@@ -247,7 +236,7 @@ static pacer_err parse_tensor_infos(gguf_reader *r, gguf_file *f) {
                 if (rc) return rc;
             }
             if (ne > (uint64_t)INT64_MAX || (ne != 0 && (uint64_t)n_el > (uint64_t)INT64_MAX / ne))
-                return rd_fail(r, PACER_ERR_FORMAT, "tensor '%s': dimensions overflow", t->name);
+                return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "tensor '%s': dimensions overflow", t->name);
             t->ne[d] = (int64_t)ne;
             n_el *= (int64_t)ne;
         }
@@ -256,21 +245,21 @@ static pacer_err parse_tensor_infos(gguf_reader *r, gguf_file *f) {
         if (!rc) rc = rd_u64(r, &t->offset, "tensor offset");
         if (rc) return rc;
         const ggml_type_info *ti = ggml_type_get_info(type);
-        if (!ti) return rd_fail(r, PACER_ERR_UNSUPPORTED, "tensor '%s': unknown tensor type %u", t->name, type);
+        if (!ti) return pacer_errorf(r->err, r->err_len, PACER_ERR_UNSUPPORTED, "tensor '%s': unknown tensor type %u", t->name, type);
         t->type = (ggml_type)type;
         uint64_t row;
         if (!ggml_type_row_size(type, t->ne[0], &row))
-            return rd_fail(r, PACER_ERR_FORMAT, "tensor '%s': row of %lld elements is not a multiple of the %s block size %u",
+            return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "tensor '%s': row of %lld elements is not a multiple of the %s block size %u",
                            t->name, (long long)t->ne[0], ti->name, ti->block_size);
         uint64_t rows = (uint64_t)(t->ne[0] ? n_el / t->ne[0] : 0);
-        if (row != 0 && rows > UINT64_MAX / row) return rd_fail(r, PACER_ERR_FORMAT, "tensor '%s': size overflows", t->name);
+        if (row != 0 && rows > UINT64_MAX / row) return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "tensor '%s': size overflows", t->name);
         t->nbytes = row * rows;
         if (t->offset % f->alignment != 0)
-            return rd_fail(r, PACER_ERR_FORMAT, "tensor '%s': offset %llu is not a multiple of the alignment %u", t->name,
+            return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "tensor '%s': offset %llu is not a multiple of the alignment %u", t->name,
                            (unsigned long long)t->offset, f->alignment);
         for (int64_t j = 0; j < i; j++)
             if (strcmp(f->tensors[j].name, t->name) == 0)
-                return rd_fail(r, PACER_ERR_FORMAT, "duplicate tensor name '%s'", t->name);
+                return pacer_errorf(r->err, r->err_len, PACER_ERR_FORMAT, "duplicate tensor name '%s'", t->name);
     }
     return rc;
 }
@@ -281,28 +270,28 @@ static pacer_err gguf_parse(gguf_file *f, char *err, size_t err_len) {
     uint64_t n_tensors, n_kv;
     pacer_err rc = rd_take(&r, 4, &p, "magic");
     if (rc) return rc;
-    if (memcmp(p, GGUF_MAGIC, 4) != 0) return rd_fail(&r, PACER_ERR_FORMAT, "not a GGUF file (bad magic)");
+    if (memcmp(p, GGUF_MAGIC, 4) != 0) return pacer_errorf(r.err, r.err_len, PACER_ERR_FORMAT, "not a GGUF file (bad magic)");
     rc = rd_u32(&r, &f->version, "version");
     if (rc) return rc;
-    if (f->version == 1) return rd_fail(&r, PACER_ERR_UNSUPPORTED, "GGUF version 1 is not supported");
+    if (f->version == 1) return pacer_errorf(r.err, r.err_len, PACER_ERR_UNSUPPORTED, "GGUF version 1 is not supported");
     if (f->version != 2 && f->version != 3)
-        return rd_fail(&r, PACER_ERR_UNSUPPORTED, "unknown GGUF version %u", f->version);
+        return pacer_errorf(r.err, r.err_len, PACER_ERR_UNSUPPORTED, "unknown GGUF version %u", f->version);
     rc = rd_u64(&r, &n_tensors, "tensor count");
     if (!rc) rc = rd_u64(&r, &n_kv, "metadata count");
     if (rc) return rc;
     /* smallest key/value: 8 length + 1 byte + 4 type + 1 value; smallest tensor info: 8 + 1 + 4 + 8 + 4 + 8 */
     uint64_t left = r.size - r.pos;
     if (n_kv > left / 14)
-        return rd_fail(&r, PACER_ERR_FORMAT, "metadata count %llu cannot fit in a %llu-byte file", (unsigned long long)n_kv,
+        return pacer_errorf(r.err, r.err_len, PACER_ERR_FORMAT, "metadata count %llu cannot fit in a %llu-byte file", (unsigned long long)n_kv,
                        (unsigned long long)f->size);
     if (n_tensors > left / 33)
-        return rd_fail(&r, PACER_ERR_FORMAT, "tensor count %llu cannot fit in a %llu-byte file",
+        return pacer_errorf(r.err, r.err_len, PACER_ERR_FORMAT, "tensor count %llu cannot fit in a %llu-byte file",
                        (unsigned long long)n_tensors, (unsigned long long)f->size);
     f->n_kv = (int64_t)n_kv;
     f->n_tensors = (int64_t)n_tensors;
     f->kv = calloc(n_kv ? (size_t)n_kv : 1, sizeof *f->kv);
     f->tensors = calloc(n_tensors ? (size_t)n_tensors : 1, sizeof *f->tensors);
-    if (!f->kv || !f->tensors) return rd_fail(&r, PACER_ERR_NOMEM, "out of memory");
+    if (!f->kv || !f->tensors) return pacer_errorf(r.err, r.err_len, PACER_ERR_NOMEM, "out of memory");
     rc = parse_kvs(&r, f);
     if (rc) return rc;
     f->alignment = GGUF_DEFAULT_ALIGNMENT;
@@ -310,7 +299,7 @@ static pacer_err gguf_parse(gguf_file *f, char *err, size_t err_len) {
     if (ai >= 0) {
         uint64_t a;
         if (!gguf_get_kv_u64(f, ai, &a) || a == 0 || (a & (a - 1)) != 0 || a > (1u << 30))
-            return rd_fail(&r, PACER_ERR_FORMAT, "general.alignment is not a power of two up to 2^30");
+            return pacer_errorf(r.err, r.err_len, PACER_ERR_FORMAT, "general.alignment is not a power of two up to 2^30");
         f->alignment = (uint32_t)a;
     }
     rc = parse_tensor_infos(&r, f);
@@ -318,14 +307,14 @@ static pacer_err gguf_parse(gguf_file *f, char *err, size_t err_len) {
     uint64_t pad = (f->alignment - r.pos % f->alignment) % f->alignment;
     f->data_offset = r.pos + pad;
     if (f->n_tensors > 0 && f->data_offset > f->size)
-        return rd_fail(&r, PACER_ERR_FORMAT, "truncated file: data section starts at byte %llu, file has %llu",
+        return pacer_errorf(r.err, r.err_len, PACER_ERR_FORMAT, "truncated file: data section starts at byte %llu, file has %llu",
                        (unsigned long long)f->data_offset, (unsigned long long)f->size);
     if (f->data_offset > f->size) f->data_offset = f->size;
     uint64_t data_size = f->size - f->data_offset;
     for (int64_t i = 0; i < f->n_tensors; i++) {
         gguf_tensor *t = &f->tensors[i];
         if (t->offset > data_size || t->nbytes > data_size - t->offset)
-            return rd_fail(&r, PACER_ERR_FORMAT,
+            return pacer_errorf(r.err, r.err_len, PACER_ERR_FORMAT,
                            "tensor '%s': bytes %llu..%llu of the data section lie past its end (%llu bytes; file truncated "
                            "or bad offset)",
                            t->name, (unsigned long long)t->offset, (unsigned long long)(t->offset + t->nbytes),

@@ -53,35 +53,24 @@ void synth_params_default(synth_params *p) {
                         .logit_std = 8.0f, .name = "pacer-synth", .tokenizer_path = NULL};
 }
 
-static pacer_err fail(char *err, size_t err_len, pacer_err rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static pacer_err fail(char *err, size_t err_len, pacer_err rc, const char *fmt, ...) {
-    if (err && err_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 pacer_err synth_params_check(const synth_params *p, char *err, size_t err_len) {
-    if (p->dim < 2 || p->dim > 65536) return fail(err, err_len, PACER_ERR_ARG, "--dim must be 2..65536");
-    if (p->layers < 1 || p->layers > 1024) return fail(err, err_len, PACER_ERR_ARG, "--layers must be 1..1024");
-    if (p->heads < 1 || p->dim % p->heads) return fail(err, err_len, PACER_ERR_ARG, "--heads must divide --dim");
-    if ((p->dim / p->heads) % 2) return fail(err, err_len, PACER_ERR_ARG, "head dimension (dim/heads) must be even");
+    if (p->dim < 2 || p->dim > 65536) return pacer_errorf(err, err_len, PACER_ERR_ARG, "--dim must be 2..65536");
+    if (p->layers < 1 || p->layers > 1024) return pacer_errorf(err, err_len, PACER_ERR_ARG, "--layers must be 1..1024");
+    if (p->heads < 1 || p->dim % p->heads) return pacer_errorf(err, err_len, PACER_ERR_ARG, "--heads must divide --dim");
+    if ((p->dim / p->heads) % 2) return pacer_errorf(err, err_len, PACER_ERR_ARG, "head dimension (dim/heads) must be even");
     if (p->kv_heads < 1 || p->heads % p->kv_heads)
-        return fail(err, err_len, PACER_ERR_ARG, "--kv-heads must divide --heads");
-    if (p->ffn < 1 || p->ffn > 1 << 20) return fail(err, err_len, PACER_ERR_ARG, "--ffn must be 1..1048576");
-    if (p->ctx < 1) return fail(err, err_len, PACER_ERR_ARG, "--ctx must be positive");
+        return pacer_errorf(err, err_len, PACER_ERR_ARG, "--kv-heads must divide --heads");
+    if (p->ffn < 1 || p->ffn > 1 << 20) return pacer_errorf(err, err_len, PACER_ERR_ARG, "--ffn must be 1..1048576");
+    if (p->ctx < 1) return pacer_errorf(err, err_len, PACER_ERR_ARG, "--ctx must be positive");
     if (!(p->rope_theta > 0.0f) || !(p->rms_eps > 0.0f) || !(p->logit_std > 0.0f))
-        return fail(err, err_len, PACER_ERR_ARG, "--rope-theta, eps and logit std must be positive");
+        return pacer_errorf(err, err_len, PACER_ERR_ARG, "--rope-theta, eps and logit std must be positive");
     switch (p->type) {
     case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: break;
-    default: return fail(err, err_len, PACER_ERR_ARG, "--type must be f32, f16, bf16, q8_0 or q4_0");
+    default: return pacer_errorf(err, err_len, PACER_ERR_ARG, "--type must be f32, f16, bf16, q8_0 or q4_0");
     }
     uint32_t blk = ggml_type_get_info(p->type)->block_size;
     if (p->dim % (int)blk || p->ffn % (int)blk)
-        return fail(err, err_len, PACER_ERR_ARG, "--dim and --ffn must be multiples of %u for %s", blk,
+        return pacer_errorf(err, err_len, PACER_ERR_ARG, "--dim and --ffn must be multiples of %u for %s", blk,
                     ggml_type_name(p->type));
     return PACER_OK;
 }
@@ -204,11 +193,11 @@ static json_t *load_json(const char *path, size_t flags, char *err, size_t err_l
     *rc = file_read_all(path, &b);
     json_t *j = NULL;
     if (*rc) {
-        fail(err, err_len, *rc, "%s: %s", path, pacer_strerror(*rc));
+        pacer_errorf(err, err_len, *rc, "%s: %s", path, pacer_strerror(*rc));
     } else {
         json_error_t je;
         j = json_loadb(b.data, b.len, flags, &je);
-        if (!j) *rc = fail(err, err_len, PACER_ERR_PARSE, "%s: line %d: %s", path, je.line, je.text);
+        if (!j) *rc = pacer_errorf(err, err_len, PACER_ERR_PARSE, "%s: line %d: %s", path, je.line, je.text);
     }
     buf_free(&b);
     return j;
@@ -223,26 +212,26 @@ static pacer_err vocab_hf(synth_vocab *v, const char *path, char *err, size_t er
     const json_t *merges = json_object_get(model, "merges");
     const json_t *added = json_object_get(v->json, "added_tokens");
     if (strcmp(json_get_str(model, "type", ""), "BPE") != 0 || !json_is_object(vocab))
-        return fail(err, err_len, PACER_ERR_UNSUPPORTED, "%s: only BPE tokenizer.json files are supported", path);
+        return pacer_errorf(err, err_len, PACER_ERR_UNSUPPORTED, "%s: only BPE tokenizer.json files are supported", path);
     if (json_get_bool(model, "byte_fallback", false))
-        return fail(err, err_len, PACER_ERR_UNSUPPORTED, "%s: byte-fallback (SentencePiece-style) BPE is not supported",
+        return pacer_errorf(err, err_len, PACER_ERR_UNSUPPORTED, "%s: byte-fallback (SentencePiece-style) BPE is not supported",
                     path);
     int64_t max_id = -1;
     const char *key;
     const json_t *val;
     json_object_foreach((json_t *)vocab, key, val) {
         if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) > (1 << 24))
-            return fail(err, err_len, PACER_ERR_FORMAT, "%s: bad id for token '%s'", path, key);
+            return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "%s: bad id for token '%s'", path, key);
         if (json_integer_value(val) > max_id) max_id = json_integer_value(val);
     }
     size_t i;
     json_array_foreach(added, i, val) {
         int64_t id = json_get_int(val, "id", -1);
         if (id < 0 || id > (1 << 24) || !json_get_str(val, "content", NULL))
-            return fail(err, err_len, PACER_ERR_FORMAT, "%s: bad added_tokens entry %zu", path, i);
+            return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "%s: bad added_tokens entry %zu", path, i);
         if (id > max_id) max_id = id;
     }
-    if (max_id < 0) return fail(err, err_len, PACER_ERR_FORMAT, "%s: empty vocabulary", path);
+    if (max_id < 0) return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "%s: empty vocabulary", path);
     uint64_t n = (uint64_t)max_id + 1;
     size_t n_merges = json_array_size(merges);
     rc = vocab_alloc(v, n, n_merges, n + n_merges);
@@ -280,7 +269,7 @@ static pacer_err vocab_hf(synth_vocab *v, const char *path, char *err, size_t er
             sprintf(s, "%s %s", a, b);
             v->merges[i] = vocab_own(v, s);
         } else {
-            return fail(err, err_len, PACER_ERR_FORMAT, "%s: merge %zu is neither \"a b\" nor [a, b]", path, i);
+            return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "%s: merge %zu is neither \"a b\" nor [a, b]", path, i);
         }
         v->merge_len[i] = strlen(v->merges[i]);
     }
@@ -319,16 +308,16 @@ static pacer_err vocab_load(synth_vocab *v, const char *path, char *err, size_t 
     if (!path) return vocab_bytes(v);
     char magic[4] = {0};
     FILE *fp = fopen(path, "rb");
-    if (!fp) return fail(err, err_len, PACER_ERR_NOT_FOUND, "%s: cannot open", path);
+    if (!fp) return pacer_errorf(err, err_len, PACER_ERR_NOT_FOUND, "%s: cannot open", path);
     size_t got = fread(magic, 1, 4, fp);
     fclose(fp);
     if (got == 4 && memcmp(magic, GGUF_MAGIC, 4) == 0) {
         char e[256];
         pacer_err rc = gguf_open(path, &v->src, e, sizeof e);
-        if (rc) return fail(err, err_len, rc, "%s: %s", path, e);
+        if (rc) return pacer_errorf(err, err_len, rc, "%s: %s", path, e);
         int64_t ti = gguf_find_key(v->src, "tokenizer.ggml.tokens");
         if (gguf_get_arr_type(v->src, ti) != GGUF_TYPE_STRING || gguf_get_arr_n(v->src, ti) == 0)
-            return fail(err, err_len, PACER_ERR_FORMAT, "%s: no tokenizer.ggml.tokens", path);
+            return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "%s: no tokenizer.ggml.tokens", path);
         v->n = gguf_get_arr_n(v->src, ti);
         return PACER_OK;
     }
@@ -475,7 +464,7 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     for (size_t i = 0; !rc && i < n_tensors; i++)
         rc = gguf_writer_add_tensor(w, plan[i].name, plan[i].norm ? GGML_TYPE_F32 : p->type, plan[i].n_dims, plan[i].ne);
     if (rc) {
-        fail(err, err_len, rc, "building the header: %s", pacer_strerror(rc));
+        pacer_errorf(err, err_len, rc, "building the header: %s", pacer_strerror(rc));
         goto out;
     }
     /* conversion buffers: whole rows, about SYNTH_CHUNK_ELEMS floats at a time */
@@ -491,7 +480,7 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
     fp = fopen(tmp, "wb");
     if (!fp) {
-        rc = fail(err, err_len, PACER_ERR_IO, "%s: cannot create", tmp);
+        rc = pacer_errorf(err, err_len, PACER_ERR_IO, "%s: cannot create", tmp);
         goto out;
     }
     setvbuf(fp, NULL, _IOFBF, 1 << 22);
@@ -508,10 +497,10 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     if (!rc && rename(tmp, path) != 0) rc = PACER_ERR_IO;
     if (rc) {
         unlink(tmp);
-        if (!err || !err[0]) fail(err, err_len, rc, "%s: writing failed: %s", path, pacer_strerror(rc));
+        if (!err || !err[0]) pacer_errorf(err, err_len, rc, "%s: writing failed: %s", path, pacer_strerror(rc));
     }
 out:
-    if (rc && err && !err[0]) fail(err, err_len, rc, "%s", pacer_strerror(rc));
+    if (rc && err && !err[0]) pacer_errorf(err, err_len, rc, "%s", pacer_strerror(rc));
     if (fp) {
         fclose(fp);
         unlink(tmp);

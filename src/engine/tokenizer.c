@@ -70,14 +70,6 @@ struct tokenizer {
 
 /* ---- small helpers ---- */
 
-static void err_set(char *err, size_t err_len, const char *fmt, ...) {
-    if (!err || !err_len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
-
 static uint64_t hash_bytes(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
@@ -262,7 +254,7 @@ static pacer_err build_merges(tokenizer *t, const tokenizer_vocab *v, char *err,
         size_t n = v->merge_lens ? v->merge_lens[r] : strlen(m);
         const char *sp = memchr(m, ' ', n);
         if (!sp || sp == m || sp == m + n - 1) {
-            err_set(err, err_len, "tokenizer: merge %zu is not \"left right\"", r);
+            pacer_errorf(err, err_len, PACER_OK, "tokenizer: merge %zu is not \"left right\"", r);
             rc = PACER_ERR_FORMAT;
             break;
         }
@@ -306,7 +298,7 @@ static pacer_err build_regex(tokenizer *t, const pre_def *pd, char *err, size_t 
     if (!t->re) {
         char msg[120];
         pcre2_get_error_message(ec, (PCRE2_UCHAR *)msg, sizeof msg);
-        err_set(err, err_len, "tokenizer: pre-tokenizer regex: %s (at %ld)", msg, (long)eo);
+        pacer_errorf(err, err_len, PACER_OK, "tokenizer: pre-tokenizer regex: %s (at %ld)", msg, (long)eo);
         return PACER_ERR_INTERNAL;
     }
     (void)pcre2_jit_compile(t->re, PCRE2_JIT_COMPLETE); /* the interpreter is the fallback */
@@ -317,7 +309,7 @@ static pacer_err build_regex(tokenizer *t, const pre_def *pd, char *err, size_t 
 pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, size_t err_len) {
     *out = NULL;
     if (!v || !v->tokens || v->n_tokens == 0 || v->n_tokens > INT32_MAX / 2) {
-        err_set(err, err_len, "tokenizer: no tokens (or too many: %zu)", v ? v->n_tokens : (size_t)0);
+        pacer_errorf(err, err_len, PACER_OK, "tokenizer: no tokens (or too many: %zu)", v ? v->n_tokens : (size_t)0);
         return PACER_ERR_ARG;
     }
     const char *model = v->model && *v->model ? v->model : "gpt2";
@@ -325,7 +317,7 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
     if (strcmp(model, "gpt2") == 0) kind = MODEL_BPE;
     else if (strcmp(model, "llama") == 0) kind = MODEL_SPM;
     else {
-        err_set(err, err_len, "tokenizer: model \"%s\" is not supported (gpt2, llama)", model);
+        pacer_errorf(err, err_len, PACER_OK, "tokenizer: model \"%s\" is not supported (gpt2, llama)", model);
         return PACER_ERR_UNSUPPORTED;
     }
     tokenizer *t = calloc(1, sizeof *t);
@@ -386,7 +378,7 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
     int32_t ids[6] = {v->bos_id, v->eos_id, v->eot_id, v->eom_id, v->pad_id, v->unk_id};
     for (int i = 0; i < 6; i++)
         if (ids[i] < -1 || ids[i] >= (int32_t)n) {
-            err_set(err, err_len, "tokenizer: special token id %ld is out of range", (long)ids[i]);
+            pacer_errorf(err, err_len, PACER_OK, "tokenizer: special token id %ld is out of range", (long)ids[i]);
             rc = PACER_ERR_FORMAT;
             goto fail;
         }
@@ -419,7 +411,7 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
     *out = t;
     return PACER_OK;
 fail:
-    if (rc == PACER_ERR_NOMEM) err_set(err, err_len, "tokenizer: out of memory");
+    if (rc == PACER_ERR_NOMEM) pacer_errorf(err, err_len, PACER_OK, "tokenizer: out of memory");
     tokenizer_free(t);
     return rc;
 }
@@ -447,7 +439,7 @@ pacer_err tokenizer_from_gguf(const gguf_file *g, tokenizer **out, char *err, si
     *out = NULL;
     int64_t ki = gguf_find_key(g, "tokenizer.ggml.tokens");
     if (ki < 0 || gguf_get_arr_type(g, ki) != GGUF_TYPE_STRING) {
-        err_set(err, err_len, "tokenizer: no tokenizer.ggml.tokens string array");
+        pacer_errorf(err, err_len, PACER_OK, "tokenizer: no tokenizer.ggml.tokens string array");
         return PACER_ERR_NOT_FOUND;
     }
     tokenizer_vocab v;
@@ -490,7 +482,7 @@ pacer_err tokenizer_from_gguf(const gguf_file *g, tokenizer **out, char *err, si
         if (*idp[i] < 0 || (size_t)*idp[i] >= v.n_tokens) *idp[i] = -1;
     rc = tokenizer_build(&v, out, err, err_len);
 done:
-    if (rc == PACER_ERR_NOMEM && !*out) err_set(err, err_len, "tokenizer: out of memory");
+    if (rc == PACER_ERR_NOMEM && !*out) pacer_errorf(err, err_len, PACER_OK, "tokenizer: out of memory");
     free(toks);
     free(lens);
     return rc;

@@ -15,15 +15,6 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 
-static void err_set(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void err_set(char *err, size_t errn, const char *fmt, ...) {
-    if (!err || !errn) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errn, fmt, ap);
-    va_end(ap);
-}
-
 static pacer_err fmt_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static pacer_err fmt_path(char *out, size_t n, const char *fmt, ...) {
     va_list ap;
@@ -95,27 +86,27 @@ static bool is_dir(const char *p) {
 }
 
 pacer_err hub_cache_resolve(const char *repo, const char *revision, char *snapshot, size_t snapn, char *commit,
-                            char *err, size_t errn) {
+                            char *err, size_t err_len) {
     const char *rev = (revision && *revision) ? revision : "main";
     const char *at = (revision && *revision) ? "@" : "";
     const char *shown = (revision && *revision) ? revision : "";
     char dir[PATH_MAX], p[PATH_MAX], root[PATH_MAX];
     pacer_err rc = hub_cache_root(root, sizeof root);
     if (rc) {
-        err_set(err, errn, "no Hugging Face cache directory (set HF_HUB_CACHE or HF_HOME)");
+        pacer_errorf(err, err_len, PACER_OK, "no Hugging Face cache directory (set HF_HUB_CACHE or HF_HOME)");
         return rc;
     }
     if (!revision_ok(rev)) {
-        err_set(err, errn, "'%s' is not a valid revision", rev);
+        pacer_errorf(err, err_len, PACER_OK, "'%s' is not a valid revision", rev);
         return PACER_ERR_ARG;
     }
     rc = hub_cache_repo_dir(root, repo, dir, sizeof dir);
     if (rc) {
-        err_set(err, errn, "'%s' is not a valid repo id (expected ORG/NAME)", repo ? repo : "");
+        pacer_errorf(err, err_len, PACER_OK, "'%s' is not a valid repo id (expected ORG/NAME)", repo ? repo : "");
         return rc;
     }
     if (!is_dir(dir)) {
-        err_set(err, errn, "%s is not in the Hugging Face cache (%s); fetch it with 'pacer pull %s%s%s'", repo, root,
+        pacer_errorf(err, err_len, PACER_OK, "%s is not in the Hugging Face cache (%s); fetch it with 'pacer pull %s%s%s'", repo, root,
                 repo, at, shown);
         return PACER_ERR_NOT_FOUND;
     }
@@ -129,7 +120,7 @@ pacer_err hub_cache_resolve(const char *repo, const char *revision, char *snapsh
         rc = file_read_all(p, &b);
         if (rc) {
             buf_free(&b);
-            err_set(err, errn, "%s has no revision '%s' in the cache; fetch it with 'pacer pull %s@%s'", repo, rev,
+            pacer_errorf(err, err_len, PACER_OK, "%s has no revision '%s' in the cache; fetch it with 'pacer pull %s@%s'", repo, rev,
                     repo, rev);
             return rc == PACER_ERR_TOO_BIG ? PACER_ERR_FORMAT : PACER_ERR_NOT_FOUND;
         }
@@ -139,13 +130,13 @@ pacer_err hub_cache_resolve(const char *repo, const char *revision, char *snapsh
         if (ok) snprintf(sha, sizeof sha, "%s", b.data);
         buf_free(&b);
         if (!ok) {
-            err_set(err, errn, "%s holds no commit id", p);
+            pacer_errorf(err, err_len, PACER_OK, "%s holds no commit id", p);
             return PACER_ERR_FORMAT;
         }
     }
     if ((rc = fmt_path(p, sizeof p, "%s/snapshots/%s", dir, sha))) return rc;
     if (!is_dir(p)) {
-        err_set(err, errn, "%s@%s (commit %s) has no snapshot in the cache; fetch it with 'pacer pull %s%s%s'", repo,
+        pacer_errorf(err, err_len, PACER_OK, "%s@%s (commit %s) has no snapshot in the cache; fetch it with 'pacer pull %s%s%s'", repo,
                 rev, sha, repo, at, shown);
         return PACER_ERR_NOT_FOUND;
     }
@@ -223,22 +214,22 @@ static void gguf_walk(const char *base, const char *rel, int depth, buf *list, c
     free(names);
 }
 
-pacer_err hub_cache_find_gguf(const char *snapshot, char *out, size_t n, char *err, size_t errn) {
+pacer_err hub_cache_find_gguf(const char *snapshot, char *out, size_t n, char *err, size_t err_len) {
     buf list;
     buf_init(&list, 4096);
     char first[PATH_MAX] = "";
     int count = 0;
     pacer_err rc = PACER_OK;
     if (!is_dir(snapshot)) {
-        err_set(err, errn, "%s is not a directory", snapshot);
+        pacer_errorf(err, err_len, PACER_OK, "%s is not a directory", snapshot);
         rc = PACER_ERR_NOT_FOUND;
     } else {
         gguf_walk(snapshot, "", 0, &list, first, sizeof first, &count);
         if (count == 0) {
-            err_set(err, errn, "no .gguf file in %s", snapshot);
+            pacer_errorf(err, err_len, PACER_OK, "no .gguf file in %s", snapshot);
             rc = PACER_ERR_NOT_FOUND;
         } else if (count > 1) {
-            err_set(err, errn, "%d .gguf files in %s, name one: %s", count, snapshot, list.data);
+            pacer_errorf(err, err_len, PACER_OK, "%d .gguf files in %s, name one: %s", count, snapshot, list.data);
             rc = PACER_ERR_STATE;
         } else {
             rc = fmt_path(out, n, "%s/%s", snapshot, first);

@@ -29,18 +29,18 @@ bool hub_is_commit(const char *s);
  * `revision` NULL or "" means "main"; a commit id names snapshots/COMMIT directly; any other
  * value is a branch or tag read from refs/REVISION. On success `snapshot` holds the
  * directory's path and `commit` (HUB_COMMIT_MAX bytes) the commit id. Errors, with words
- * in `err` (`errn` bytes; may be NULL): PACER_ERR_NOT_FOUND when the repo, the ref or the
+ * in `err` (`err_len` bytes; may be NULL): PACER_ERR_NOT_FOUND when the repo, the ref or the
  * snapshot is absent (the message names `pacer pull REPO[@REV]`), PACER_ERR_FORMAT when a ref
  * file holds no commit id, PACER_ERR_ARG for a malformed repo id or revision. */
 pacer_err hub_cache_resolve(const char *repo, const char *revision, char *snapshot, size_t snapn,
-                            char *commit, char *err, size_t errn);
+                            char *commit, char *err, size_t err_len);
 
 /* Picks the one .gguf file of a snapshot directory (searched recursively, symlinks
  * followed; a split model's "-00001-of-000NN.gguf" first part stands for its set).
  * On success `out` holds its path. PACER_ERR_NOT_FOUND when there is none;
  * PACER_ERR_STATE when there are several: `err` then lists the candidates (relative
  * paths, comma separated) so the user can name one. */
-pacer_err hub_cache_find_gguf(const char *snapshot, char *out, size_t n, char *err, size_t errn);
+pacer_err hub_cache_find_gguf(const char *snapshot, char *out, size_t n, char *err, size_t err_len);
 
 /* Tells whether `path` (a file or directory, as given: symlinks are not resolved, since a
  * snapshot entry links into blobs/) lies inside ROOT/models--ORG--NAME/snapshots/COMMIT/

@@ -19,17 +19,9 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/json.h"
+#include "net/http.h"
 
 #define API_MAX (16u << 20) /* cap on the revision API's answer */
-
-static void err_set(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void err_set(char *err, size_t errn, const char *fmt, ...) {
-    if (!err || !errn) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errn, fmt, ap);
-    va_end(ap);
-}
 
 static bool is_hex(const char *s, size_t n) {
     if (strlen(s) != n) return false;
@@ -142,29 +134,29 @@ static CURL *hub_curl(const char *url, http_ctx *c, struct curl_slist **hdrs) {
 
 /* Words for a failed transfer or an HTTP error status; the URL is not shown (it is ours). */
 static pacer_err http_fail(CURLcode cc, long status, const http_ctx *c, const char *repo, const char *rev,
-                           const char *endpoint, const char *what, char *err, size_t errn) {
+                           const char *endpoint, const char *what, char *err, size_t err_len) {
     if (cc != CURLE_OK) {
         if (cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_CONNECT || cc == CURLE_OPERATION_TIMEDOUT)
-            err_set(err, errn, "cannot reach %s (%s): no network?", endpoint, curl_easy_strerror(cc));
+            pacer_errorf(err, err_len, PACER_OK, "cannot reach %s (%s): no network?", endpoint, curl_easy_strerror(cc));
         else
-            err_set(err, errn, "%s: transfer failed: %s", what, curl_easy_strerror(cc));
+            pacer_errorf(err, err_len, PACER_OK, "%s: transfer failed: %s", what, curl_easy_strerror(cc));
         return PACER_ERR_NET;
     }
     if (status == 401 || status == 403) {
-        err_set(err, errn, "%s: repo %s not found, gated or private (HTTP %ld): set HF_TOKEN to a token with access",
+        pacer_errorf(err, err_len, PACER_OK, "%s: repo %s not found, gated or private (HTTP %ld): set HF_TOKEN to a token with access",
                 what, repo, status);
         return PACER_ERR_HTTP;
     }
     if (status == 404) {
         if (strcmp(c->error_code, "RevisionNotFound") == 0)
-            err_set(err, errn, "revision '%s' not found in %s", rev, repo);
+            pacer_errorf(err, err_len, PACER_OK, "revision '%s' not found in %s", rev, repo);
         else if (strcmp(c->error_code, "EntryNotFound") == 0)
-            err_set(err, errn, "%s: not found in %s@%s", what, repo, rev);
+            pacer_errorf(err, err_len, PACER_OK, "%s: not found in %s@%s", what, repo, rev);
         else
-            err_set(err, errn, "repo %s not found on %s (HTTP 404; a private repo needs HF_TOKEN)", repo, endpoint);
+            pacer_errorf(err, err_len, PACER_OK, "repo %s not found on %s (HTTP 404; a private repo needs HF_TOKEN)", repo, endpoint);
         return PACER_ERR_NOT_FOUND;
     }
-    err_set(err, errn, "%s: the hub answered HTTP %ld", what, status);
+    pacer_errorf(err, err_len, PACER_OK, "%s: the hub answered HTTP %ld", what, status);
     return PACER_ERR_HTTP;
 }
 
@@ -181,18 +173,18 @@ static bool file_exists(const char *p) {
 }
 
 pacer_err hub_pull_plan(const char *repo, const char *revision, const char *const *include, size_t ninclude,
-                        const char *const *exclude, size_t nexclude, hub_plan *plan, char *err, size_t errn) {
+                        const char *const *exclude, size_t nexclude, hub_plan *plan, char *err, size_t err_len) {
     memset(plan, 0, sizeof *plan);
     const char *rev = (revision && *revision) ? revision : "main";
     pacer_err rc = hub_cache_repo_dir(NULL, repo, plan->repo_dir, sizeof plan->repo_dir);
     if (rc) {
-        err_set(err, errn, rc == PACER_ERR_ARG ? "'%s' is not a valid repo id (expected ORG/NAME)"
+        pacer_errorf(err, err_len, PACER_OK, rc == PACER_ERR_ARG ? "'%s' is not a valid repo id (expected ORG/NAME)"
                                                : "no Hugging Face cache directory for %s (set HF_HUB_CACHE or HF_HOME)",
                 repo ? repo : "");
         return rc;
     }
     if (strlen(rev) >= sizeof plan->revision || rev[0] == '/' || strstr(rev, "..") || strchr(rev, ' ')) {
-        err_set(err, errn, "'%s' is not a valid revision", rev);
+        pacer_errorf(err, err_len, PACER_OK, "'%s' is not a valid revision", rev);
         return PACER_ERR_ARG;
     }
     snprintf(plan->repo, sizeof plan->repo, "%s", repo);
@@ -202,7 +194,7 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
     size_t el = strlen(plan->endpoint);
     while (el && plan->endpoint[el - 1] == '/') plan->endpoint[--el] = '\0';
 
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    http_global_once();
     buf body, url;
     buf_init(&body, API_MAX);
     buf_init(&url, 8192);
@@ -223,20 +215,20 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (cc != CURLE_OK || status != 200) {
-        rc = http_fail(cc, status, &c, repo, rev, plan->endpoint, "revision lookup", err, errn);
+        rc = http_fail(cc, status, &c, repo, rev, plan->endpoint, "revision lookup", err, err_len);
         goto out;
     }
     json_error_t je;
     root = json_loadb(body.data ? body.data : "", body.len, 0, &je);
     if (!root) {
-        err_set(err, errn, "the hub's revision answer is not JSON (line %d: %s)", je.line, je.text);
+        pacer_errorf(err, err_len, PACER_OK, "the hub's revision answer is not JSON (line %d: %s)", je.line, je.text);
         rc = PACER_ERR_PARSE;
         goto out;
     }
     const char *sha = json_get_str(root, "sha", NULL);
     json_t *sib = json_object_get(root, "siblings");
     if (!sha || !is_hex(sha, 40) || !json_is_array(sib)) {
-        err_set(err, errn, "the hub's revision answer has no commit sha or file list");
+        pacer_errorf(err, err_len, PACER_OK, "the hub's revision answer has no commit sha or file list");
         rc = PACER_ERR_FORMAT;
         goto out;
     }
@@ -251,7 +243,7 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
     json_array_foreach(sib, i, f) {
         const char *p = json_get_str(f, "rfilename", NULL);
         if (!p || !repo_path_ok(p)) {
-            err_set(err, errn, "the hub lists a file with an unsafe or missing name");
+            pacer_errorf(err, err_len, PACER_OK, "the hub lists a file with an unsafe or missing name");
             rc = PACER_ERR_FORMAT;
             goto out;
         }
@@ -260,7 +252,7 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
         json_t *lfs = json_object_get(f, "lfs");
         const char *etag = lfs ? json_get_str(lfs, "sha256", NULL) : json_get_str(f, "blobId", NULL);
         if (!etag || !(lfs ? is_hex(etag, 64) : is_hex(etag, 40))) {
-            err_set(err, errn, "the hub gives no content hash for %s", p);
+            pacer_errorf(err, err_len, PACER_OK, "the hub gives no content hash for %s", p);
             rc = PACER_ERR_FORMAT;
             goto out;
         }
@@ -275,7 +267,7 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
         hf->cached = snprintf(bp, sizeof bp, "%s/blobs/%s", plan->repo_dir, etag) < (int)sizeof bp && file_exists(bp);
     }
     if (plan->nfiles == 0) {
-        err_set(err, errn, "no file of %s@%s matches the --include/--exclude patterns", repo, rev);
+        pacer_errorf(err, err_len, PACER_OK, "no file of %s@%s matches the --include/--exclude patterns", repo, rev);
         rc = PACER_ERR_NOT_FOUND;
     }
 out:
@@ -343,7 +335,7 @@ out:
 
 /* One transfer attempt into `part` (appending from its current size with Range). */
 static pacer_err download_once(hub_plan *plan, const hub_file *hf, const char *part, hub_progress_fn progress,
-                               void *ud, int64_t *got, char *err, size_t errn) {
+                               void *ud, int64_t *got, char *err, size_t err_len) {
     struct stat st;
     int64_t have = stat(part, &st) == 0 ? (int64_t)st.st_size : 0;
     if (hf->size >= 0 && have > hf->size) {
@@ -358,6 +350,7 @@ static pacer_err download_once(hub_plan *plan, const hub_file *hf, const char *p
     struct curl_slist *hdrs = NULL;
     http_ctx c = {.progress = progress, .ud = ud, .path = hf->path, .base = have, .total = hf->size};
     CURL *h = NULL;
+    curl_off_t dl = 0; /* bytes this call downloaded: every exit counts them */
     /* path parts are escaped, the '/' between them kept */
     buf ep;
     buf_init(&ep, 8192);
@@ -365,9 +358,11 @@ static pacer_err download_once(hub_plan *plan, const hub_file *hf, const char *p
         const char *e = strchr(s, '/');
         size_t n = e ? (size_t)(e - s) : strlen(s);
         char *x = curl_easy_escape(NULL, s, (int)n);
-        if (!x) break;
-        buf_appendf(&ep, "%s%s", x, e ? "/" : "");
+        /* a part that cannot be escaped or appended fails the download: a cut URL would
+         * fetch some other file */
+        pacer_err arc = x ? buf_appendf(&ep, "%s%s", x, e ? "/" : "") : PACER_ERR_NOMEM;
         curl_free(x);
+        if (arc) { rc = arc; goto out; }
         s += n + (e ? 1 : 0);
     }
     if (buf_appendf(&url, "%s/%s/resolve/%s/%s", plan->endpoint, plan->repo, plan->commit, ep.data ? ep.data : "")) {
@@ -376,7 +371,7 @@ static pacer_err download_once(hub_plan *plan, const hub_file *hf, const char *p
     }
     c.out = fopen(part, "ab");
     if (!c.out) {
-        err_set(err, errn, "cannot write %s: %s", part, strerror(errno));
+        pacer_errorf(err, err_len, PACER_OK, "cannot write %s: %s", part, strerror(errno));
         rc = PACER_ERR_IO;
         goto out;
     }
@@ -396,10 +391,9 @@ static pacer_err download_once(hub_plan *plan, const hub_file *hf, const char *p
     CURLcode cc = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_off_t dl = 0;
     curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &dl);
     if (c.write_failed) {
-        err_set(err, errn, "cannot write %s: %s", part,
+        pacer_errorf(err, err_len, PACER_OK, "cannot write %s: %s", part,
                 c.write_errno == ENOSPC ? "disk full" : strerror(c.write_errno));
         rc = PACER_ERR_IO;
         goto out;
@@ -410,25 +404,25 @@ static pacer_err download_once(hub_plan *plan, const hub_file *hf, const char *p
         c.out = NULL;
         truncate(part, 0);
         rc = PACER_ERR_NET;
-        err_set(err, errn, "%s: the server ignored the resume request", hf->path);
+        pacer_errorf(err, err_len, PACER_OK, "%s: the server ignored the resume request", hf->path);
         goto out;
     }
     if (cc != CURLE_OK || (status != 200 && status != 206)) {
         if (status == 416) truncate(part, 0);
-        rc = http_fail(cc, status, &c, plan->repo, plan->revision, plan->endpoint, hf->path, err, errn);
+        rc = http_fail(cc, status, &c, plan->repo, plan->revision, plan->endpoint, hf->path, err, err_len);
         goto out;
     }
     /* the hub's headers must agree with its file list */
     const char *claimed = c.linked_etag[0] ? c.linked_etag : c.etag;
     if (claimed[0] && (is_hex(claimed, 64) || is_hex(claimed, 40)) && strcmp(claimed, hf->etag) != 0) {
-        err_set(err, errn, "%s: the hub's etag %s differs from its file list's %s", hf->path, claimed, hf->etag);
+        pacer_errorf(err, err_len, PACER_OK, "%s: the hub's etag %s differs from its file list's %s", hf->path, claimed, hf->etag);
         rc = PACER_ERR_INTEGRITY;
         unlink(part);
     }
 out:
     *got += (int64_t)dl;
     if (c.out && fclose(c.out) != 0 && !rc) {
-        err_set(err, errn, "cannot write %s: %s", part, errno == ENOSPC ? "disk full" : strerror(errno));
+        pacer_errorf(err, err_len, PACER_OK, "cannot write %s: %s", part, errno == ENOSPC ? "disk full" : strerror(errno));
         rc = PACER_ERR_IO;
     }
     if (h) curl_easy_cleanup(h);
@@ -459,7 +453,7 @@ static pacer_err link_place(const char *target, const char *link) {
 }
 
 static pacer_err file_fetch(hub_plan *plan, hub_file *hf, hub_progress_fn progress, void *ud, hub_pull_stats *st,
-                            char *err, size_t errn) {
+                            char *err, size_t err_len) {
     char blob[PATH_MAX], part[PATH_MAX], snapfile[PATH_MAX], dir[PATH_MAX], target[PATH_MAX];
     if (snprintf(blob, sizeof blob, "%s/blobs/%s", plan->repo_dir, hf->etag) >= (int)sizeof blob ||
         snprintf(part, sizeof part, "%s.incomplete", blob) >= (int)sizeof part ||
@@ -469,30 +463,30 @@ static pacer_err file_fetch(hub_plan *plan, hub_file *hf, hub_progress_fn progre
     pacer_err rc = PACER_OK;
     if (snprintf(dir, sizeof dir, "%s/blobs", plan->repo_dir) >= (int)sizeof dir) return PACER_ERR_TOO_BIG;
     if (dir_create_all(dir, 0755)) {
-        err_set(err, errn, "cannot create %s: %s", dir, strerror(errno));
+        pacer_errorf(err, err_len, PACER_OK, "cannot create %s: %s", dir, strerror(errno));
         return PACER_ERR_IO;
     }
     if (!file_exists(blob)) {
         for (int attempt = 0; attempt < 3; attempt++) {
-            rc = download_once(plan, hf, part, progress, ud, &st->bytes, err, errn);
+            rc = download_once(plan, hf, part, progress, ud, &st->bytes, err, err_len);
             if (rc != PACER_ERR_NET) break;
         }
         if (rc) return rc;
         char got[80];
         bool sha1 = strlen(hf->etag) == 40;
         if ((rc = file_etag_hash(part, sha1, got, sizeof got))) {
-            err_set(err, errn, "cannot read %s: %s", part, strerror(errno));
+            pacer_errorf(err, err_len, PACER_OK, "cannot read %s: %s", part, strerror(errno));
             return rc;
         }
         if (strcmp(got, hf->etag) != 0) {
             unlink(part);
-            err_set(err, errn, "%s: downloaded content does not match the hub's %s (expected %s, got %s); deleted",
+            pacer_errorf(err, err_len, PACER_OK, "%s: downloaded content does not match the hub's %s (expected %s, got %s); deleted",
                     hf->path, sha1 ? "git sha1" : "sha256", hf->etag, got);
             return PACER_ERR_INTEGRITY;
         }
         chmod(part, 0644);
         if (rename(part, blob) != 0) {
-            err_set(err, errn, "cannot move %s into place: %s", part, strerror(errno));
+            pacer_errorf(err, err_len, PACER_OK, "cannot move %s into place: %s", part, strerror(errno));
             return PACER_ERR_IO;
         }
         st->downloaded++;
@@ -503,7 +497,7 @@ static pacer_err file_fetch(hub_plan *plan, hub_file *hf, hub_progress_fn progre
     snprintf(dir, sizeof dir, "%s", snapfile);
     *strrchr(dir, '/') = '\0';
     if (dir_create_all(dir, 0755)) {
-        err_set(err, errn, "cannot create %s: %s", dir, strerror(errno));
+        pacer_errorf(err, err_len, PACER_OK, "cannot create %s: %s", dir, strerror(errno));
         return PACER_ERR_IO;
     }
     size_t up = 2;
@@ -513,7 +507,7 @@ static pacer_err file_fetch(hub_plan *plan, hub_file *hf, hub_progress_fn progre
     strcat(target, "blobs/");
     strcat(target, hf->etag);
     if (link_place(target, snapfile)) {
-        err_set(err, errn, "cannot link %s: %s", snapfile, strerror(errno));
+        pacer_errorf(err, err_len, PACER_OK, "cannot link %s: %s", snapfile, strerror(errno));
         return PACER_ERR_IO;
     }
     hf->cached = true;
@@ -523,10 +517,10 @@ static pacer_err file_fetch(hub_plan *plan, hub_file *hf, hub_progress_fn progre
 }
 
 pacer_err hub_pull_run(hub_plan *plan, hub_progress_fn progress, void *ud, hub_pull_stats *stats, char *err,
-                       size_t errn) {
+                       size_t err_len) {
     memset(stats, 0, sizeof *stats);
     pacer_err rc = PACER_OK;
-    for (size_t i = 0; i < plan->nfiles && !rc; i++) rc = file_fetch(plan, &plan->files[i], progress, ud, stats, err, errn);
+    for (size_t i = 0; i < plan->nfiles && !rc; i++) rc = file_fetch(plan, &plan->files[i], progress, ud, stats, err, err_len);
     if (!rc && strcmp(plan->revision, plan->commit) != 0) {
         char ref[PATH_MAX * 2], dir[PATH_MAX * 2];
         if (snprintf(ref, sizeof ref, "%s/refs/%s", plan->repo_dir, plan->revision) >= (int)sizeof ref)
@@ -534,7 +528,7 @@ pacer_err hub_pull_run(hub_plan *plan, hub_progress_fn progress, void *ud, hub_p
         memcpy(dir, ref, sizeof dir);
         *strrchr(dir, '/') = '\0';
         if (dir_create_all(dir, 0755) || file_write_atomic(ref, plan->commit, strlen(plan->commit), 0644)) {
-            err_set(err, errn, "cannot write %s: %s", ref, strerror(errno));
+            pacer_errorf(err, err_len, PACER_OK, "cannot write %s: %s", ref, strerror(errno));
             rc = PACER_ERR_IO;
         }
     }

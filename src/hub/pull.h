@@ -46,7 +46,7 @@ typedef void (*hub_progress_fn)(void *ud, const char *path, int64_t done, int64_
  * PACER_ERR_PARSE/FORMAT (an answer that is not the hub's), PACER_ERR_ARG. Free with
  * hub_plan_free() whatever the result. */
 pacer_err hub_pull_plan(const char *repo, const char *revision, const char *const *include, size_t ninclude,
-                        const char *const *exclude, size_t nexclude, hub_plan *plan, char *err, size_t errn);
+                        const char *const *exclude, size_t nexclude, hub_plan *plan, char *err, size_t err_len);
 
 /* Number of .gguf files among the selected ones. */
 size_t hub_plan_gguf_count(const hub_plan *plan);
@@ -58,7 +58,7 @@ size_t hub_plan_gguf_count(const hub_plan *plan);
  * a transfer cut short keeps its .incomplete file for the next pull (PACER_ERR_NET);
  * PACER_ERR_IO names the path (e.g. disk full). `progress` may be NULL. */
 pacer_err hub_pull_run(hub_plan *plan, hub_progress_fn progress, void *ud, hub_pull_stats *stats, char *err,
-                       size_t errn);
+                       size_t err_len);
 
 void hub_plan_free(hub_plan *plan);
 

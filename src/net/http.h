@@ -47,6 +47,9 @@ typedef struct http_response {
 } http_response;
 
 /* Prepares an empty response. */
+/* curl_global_init(), once per process, whoever calls first (net/ and hub/ both use libcurl). */
+void http_global_once(void);
+
 void http_response_init(http_response *r);
 /* Frees its storage. Accepts NULL. */
 void http_response_free(http_response *r);

@@ -20,8 +20,6 @@ typedef struct http_xfer {
     int64_t last_byte_ns;
 } http_xfer;
 
-/* curl_global_init(), once per process. */
-void http_global_once(void);
 /* True for http:// and https:// URLs. */
 bool http_scheme_ok(const char *url);
 /* Sets x->easy up for x->req (callbacks into x); header lines are appended to *hdrs,

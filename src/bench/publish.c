@@ -12,6 +12,8 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "bench/sanitize.h"
+#include "bench/suite.h"
 #include "net/http.h"
 
 #define PUBLISH_ANSWER_MAX (1u << 20)
@@ -131,16 +133,36 @@ bool publish_caps_backend(const json_t *caps, const char *backend) {
 
 bool publish_caps_separate(const json_t *caps) { return json_is_true(json_object_get(caps, "separate_rankings")); }
 
+/* The board's privacy check, run before anything leaves the machine (a receipt written
+ * before pacer sanitized server text may still hold it); the context holds the prompts of
+ * the receipt's suite when it is a built-in one. */
+static pacer_err publish_check_private(const json_t *receipt, char *err, size_t err_n) {
+    suite s;
+    char lerr[160], why[320];
+    sanitize_context *c = sanitize_context_new();
+    if (!c) return PACER_ERR_NOMEM;
+    if (suite_load(json_get_str(json_object_get(receipt, "suite"), "id", ""), &s, lerr, sizeof lerr) == PACER_OK) {
+        if (s.builtin) (void)sanitize_context_add_suite(c, &s);
+        suite_free(&s);
+    }
+    pacer_err rc = sanitize_check_receipt(receipt, c, why, sizeof why);
+    if (rc) snprintf(err, err_n, "this receipt holds what a server said about its host or prompt (%s): it cannot be published", why);
+    sanitize_context_free(c);
+    return rc;
+}
+
 pacer_err publish_check_receipt(const json_t *receipt, const json_t *caps, char *err, size_t err_n) {
-    const json_t *model = json_object_get(receipt, "model"), *suite = json_object_get(receipt, "suite");
-    const char *id = json_get_str(suite, "id", ""), *digest = json_get_str(suite, "digest", "");
+    const json_t *model = json_object_get(receipt, "model"), *jsuite = json_object_get(receipt, "suite");
+    const char *id = json_get_str(jsuite, "id", ""), *digest = json_get_str(jsuite, "digest", "");
     const char *backend = json_get_str(json_object_get(receipt, "backend"), "name", "unknown");
     if (!json_get_bool(model, "publishable", false)) {
         snprintf(err, err_n, "a local model cannot be published: pull the public checkpoint (pacer pull ORG/NAME) and "
                              "benchmark it by its repo id");
         return PACER_ERR_UNSUPPORTED;
     }
-    if (caps && json_get_int(suite, "rule_version", 0) >= 2 && !publish_caps_separate(caps)) {
+    pacer_err rc = publish_check_private(receipt, err, err_n);
+    if (rc) return rc;
+    if (caps && json_get_int(jsuite, "rule_version", 0) >= 2 && !publish_caps_separate(caps)) {
         snprintf(err, err_n, "this board does not rank v1 and v2 receipts apart, so it cannot take a %s receipt", id);
         return PACER_ERR_UNSUPPORTED;
     }

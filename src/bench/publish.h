@@ -27,9 +27,10 @@ bool publish_caps_suite(const json_t *caps, const char *id, const char *digest);
 bool publish_caps_backend(const json_t *caps, const char *backend);
 bool publish_caps_separate(const json_t *caps);
 
-/* The refusals for one receipt, in order: a local model, a suite the board does not take
- * (a v2 receipt also needs separate v1/v2 rankings), a backend it does not take (ROCm
- * unless listed). PACER_ERR_UNSUPPORTED with the reason in `err`. */
+/* The refusals for one receipt, in order: a local model, a server's private words still in
+ * it (sanitize_check_receipt, as the board's intake runs it: PACER_ERR_FORMAT), a suite the
+ * board does not take (a v2 receipt also needs separate v1/v2 rankings), a backend it does
+ * not take (ROCm unless listed). PACER_ERR_UNSUPPORTED with the reason in `err`. */
 pacer_err publish_check_receipt(const json_t *receipt, const json_t *caps, char *err, size_t err_n);
 
 /* Appends to `notes` (an array) what a person should know before a public managed receipt

@@ -26,7 +26,9 @@
 #define SANITIZE_TEXT_MAX (16u << 20)  /* bytes of context text (prompts, fixtures) in all */
 
 /* What the sanitizer searches for besides its patterns: the texts whose 8-byte runs must not
- * appear (prompts, fixtures) and the names known to be private (host, user). */
+ * appear (prompts, fixtures) and the names known to be private (host, user). Built once with
+ * the add functions; sanitize_text() and the checks only read it, so threads may share a
+ * finished context. */
 typedef struct sanitize_context sanitize_context;
 
 /* A new, empty context; NULL on OOM. Free with sanitize_context_free (accepts NULL). */

@@ -113,7 +113,9 @@ static int report_answer(const char *path, const char *url, int status, const js
     if ((status == 200 || status == 201) && json_is_string(json_object_get(ans, "id"))) {
         const char *state = json_get_str(ans, "state", "?"), *id = json_get_str(ans, "id", "?");
         if (json_is_true(json_object_get(ans, "duplicate"))) printf("the board already had this receipt: %s\n", id);
-        if (strcmp(state, "public") == 0) printf("published: %s\n", json_get_str(ans, "url", id));
+        const char *link = json_get_str(ans, "url", id);
+        /* a board without --public-url answers with a path: it is on the URL published to */
+        if (strcmp(state, "public") == 0) printf("published: %s%s\n", link[0] == '/' ? url : "", link);
         else printf("submitted as %s (%s)\n", id, state);
         size_t i;
         json_t *r;

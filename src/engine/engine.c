@@ -477,7 +477,24 @@ static void job_matmul(void *ctx, int ith, int nth) {
     }
 }
 
-/* Runs up to three matrices on the same nb input rows `in` (row length n_in). */
+typedef struct prep_job {
+    engine *e;
+    ggml_type type;
+    const float *in;
+    int n_in, nb;
+    unsigned char *slot;
+} prep_job;
+
+static void job_prepare(void *ctx, int ith, int nth) {
+    prep_job *pj = ctx;
+    int lo, hi;
+    threadpool_split(pj->nb, ith, nth, &lo, &hi);
+    for (int b = lo; b < hi; b++)
+        kern_act_prepare(pj->type, pj->in + (size_t)b * pj->n_in, pj->slot + (size_t)b * pj->e->act_stride, pj->n_in);
+}
+
+/* Runs up to three matrices on the same nb input rows `in` (row length n_in). Batches
+ * are prepared on all threads (a prefill chunk is otherwise quantized by one). */
 static void run_matmuls(engine *e, int nb, const float *in, int n_mm, const mat *const *ms, float *const *outs) {
     job j = {.e = e, .nb = nb, .n_mm = n_mm};
     unsigned char *act = e->act;
@@ -495,10 +512,12 @@ static void run_matmuls(engine *e, int nb, const float *in, int n_mm, const mat 
             j.a[i] = j.a[same];
             continue;
         }
-        unsigned char *slot = act + (size_t)i * ENGINE_BATCH * e->act_stride;
-        for (int b = 0; b < nb; b++)
-            kern_act_prepare(m->type, in + (size_t)b * m->n_in, slot + (size_t)b * e->act_stride, m->n_in);
-        j.a[i] = slot;
+        prep_job pj = {e, m->type, in, m->n_in, nb, act + (size_t)i * ENGINE_BATCH * e->act_stride};
+        if (nb >= 4)
+            threadpool_run(e->tp, job_prepare, &pj);
+        else
+            job_prepare(&pj, 0, 1);
+        j.a[i] = pj.slot;
     }
     threadpool_run(e->tp, job_matmul, &j);
 }
@@ -558,10 +577,21 @@ static void job_attention(void *ctx, int ith, int nth) {
         for (int t = 0; t <= p; t++) {
             float w = ggml_fp16_to_fp32(ggml_fp32_to_fp16(sc[t] * inv));
             const ggml_half *vr = vc + (size_t)t * e->kv_dim + (size_t)kvh * hd;
-            for (int d = 0; d < hd; d++)
-                acc[d] += w * ggml_fp16_to_fp32(vr[d]);
+            kern_axpy_f16(acc, w, vr, hd);
         }
         memcpy(e->att + (size_t)b * e->q_dim + (size_t)h * hd, acc, (size_t)hd * sizeof(float));
+    }
+}
+
+/* g = silu(g) * u over the nb x n_ff feed-forward activations. */
+static void job_swiglu(void *ctx, int ith, int nth) {
+    job *j = ctx;
+    engine *e = j->e;
+    int lo, hi;
+    threadpool_split(j->nb * e->n_ff, ith, nth, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        float g = e->g[i];
+        e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
     }
 }
 
@@ -618,10 +648,11 @@ static void forward_chunk(engine *e, const int32_t *tokens, int nb, int pos, flo
         const mat *gu[2] = {&L->gate, &L->up};
         float *gu_out[2] = {e->g, e->u};
         run_matmuls(e, nb, e->xn, 2, gu, gu_out);
-        for (size_t i = 0; i < (size_t)nb * e->n_ff; i++) {
-            float g = e->g[i];
-            e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
-        }
+        job sj = {.e = e, .nb = nb};
+        if (nb >= 4)
+            threadpool_run(e->tp, job_swiglu, &sj);
+        else
+            job_swiglu(&sj, 0, 1);
         const mat *dn[1] = {&L->down};
         float *dn_out[1] = {e->xn};
         run_matmuls(e, nb, e->g, 1, dn, dn_out);

@@ -253,6 +253,36 @@ T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, 
 }
 
 
+/* dequantize_row_q4_K's values (the same multiply, then subtract), 8 at a time. */
+T_AVX2 static void dequant_q4_K_avx2(const block_q4_K *x, float *y, int n) {
+    for (int i = 0; i < n / QK_K; i++) {
+        float d = _cvtsh_ss(x[i].d), dmin = _cvtsh_ss(x[i].dmin);
+        const uint8_t *q = x[i].qs, *s = x[i].scales;
+        for (int j = 0; j < QK_K / 64; j++, q += 32) {
+            for (int h = 0; h < 2; h++) { /* sub-block 2j: low nibbles; 2j + 1: high */
+                int sb = 2 * j + h;
+                int sc = sb < 4 ? s[sb] & 63 : (s[sb + 4] & 0x0F) | ((s[sb - 4] >> 6) << 4);
+                int m = sb < 4 ? s[sb + 4] & 63 : (s[sb + 4] >> 4) | ((s[sb] >> 6) << 4);
+                __m256 vd = _mm256_set1_ps(d * (float)sc), vm = _mm256_set1_ps(dmin * (float)m);
+                for (int l = 0; l < 32; l += 8, y += 8) {
+                    __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + l)));
+                    b = h ? _mm256_srli_epi32(b, 4) : _mm256_and_si256(b, _mm256_set1_epi32(0x0F));
+                    _mm256_storeu_ps(y, _mm256_sub_ps(_mm256_mul_ps(vd, _mm256_cvtepi32_ps(b)), vm));
+                }
+            }
+        }
+    }
+}
+
+/* The elements of kern_axpy_f16 it did (a multiple of 8). */
+T_AVX2 static int axpy_f16_avx2(float *y, float a, const ggml_half *x, int n) {
+    __m256 va = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, F16L(x + i), _mm256_loadu_ps(y + i)));
+    return i;
+}
+
 /* quantize_q8_scalar's results, 8 lanes at a time: the same amax, d, 1/d and x * (1/d),
  * rounded half to even. */
 T_AVX2 static void quantize_q8_avx2(const float *x, kern_q8_block *y, int n) {
@@ -302,6 +332,27 @@ float kern_dot_f32(const float *a, const float *b, int n) {
 void kern_axpy_f32(float *y, float a, const float *x, int n) {
     for (int i = 0; i < n; i++)
         y[i] += a * x[i];
+}
+
+/* A weight row as floats: ggml_dequantize_row's values, SIMD where there is a kernel. */
+static bool kern_dequantize_row(ggml_type t, const void *w, float *y, int n) {
+#ifdef KERN_X86
+    if (t == GGML_TYPE_Q4_K && n % QK_K == 0 && kern_get_level() >= KERN_AVX2) {
+        dequant_q4_K_avx2(w, y, n);
+        return true;
+    }
+#endif
+    return ggml_dequantize_row(t, w, y, n);
+}
+
+void kern_axpy_f16(float *y, float a, const ggml_half *x, int n) {
+    int i = 0;
+#ifdef KERN_X86
+    if (kern_get_level() >= KERN_AVX2)
+        i = axpy_f16_avx2(y, a, x, n);
+#endif
+    for (; i < n; i++)
+        y[i] = fmaf(a, ggml_fp16_to_fp32(x[i]), y[i]);
 }
 
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
@@ -363,7 +414,7 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
     case GGML_TYPE_Q4_0:
         return dot_q4_0_scalar(w, a, n);
     default:
-        if (!ggml_dequantize_row(t, w, scratch, n))
+        if (!kern_dequantize_row(t, w, scratch, n))
             return NAN;
         return kern_dot_f32(scratch, a, n);
     }
@@ -378,7 +429,7 @@ void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, in
     for (int r = r0; r < r1; r++) {
         const void *row = wb + (size_t)r * row_bytes;
         if (deq) {
-            ggml_dequantize_row(t, row, scratch, n);
+            kern_dequantize_row(t, row, scratch, n);
             for (int b = 0; b < nb; b++)
                 out[(size_t)b * ldo + r] = kern_dot_f32(scratch, (const float *)(ab + (size_t)b * act_bytes), n);
             continue;

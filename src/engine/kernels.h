@@ -72,5 +72,7 @@ void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, i
 float kern_dot_f32(const float *a, const float *b, int n);
 /* y += a * x */
 void kern_axpy_f32(float *y, float a, const float *x, int n);
+/* y += a * x for F16 x (each step one fused multiply-add, on every level) */
+void kern_axpy_f16(float *y, float a, const ggml_half *x, int n);
 
 #endif

@@ -184,6 +184,16 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
+/* Tokens t0..t0+rn-1 of a tile: their activation blocks and where their outputs for group
+ * g (and the groups after it) go. */
+static void tile_rows(const unsigned char *act, size_t act_stride, float *out, int ldo, int g, int t0, int rn,
+                      const kern_q8_block **x, float **o) {
+    for (int k = 0; k < rn; k++) {
+        x[k] = (const kern_q8_block *)(act + (size_t)(t0 + k) * act_stride);
+        o[k] = out + (size_t)(t0 + k) * ldo + (size_t)g * 8;
+    }
+}
+
 /* Groups [g0, g1) times nb tokens: each group's weights (a few KB) stay in L1 while the
  * tokens pass over them TILE_TOKENS at a time. */
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
@@ -196,10 +206,7 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
             int rn = nb - t0 < TILE_TOKENS ? nb - t0 : TILE_TOKENS;
             const kern_q8_block *x[TILE_TOKENS];
             float *o[TILE_TOKENS];
-            for (int k = 0; k < rn; k++) {
-                x[k] = (const kern_q8_block *)(act + (size_t)(t0 + k) * act_stride);
-                o[k] = out + (size_t)(t0 + k) * ldo + (size_t)g * 8;
-            }
+            tile_rows(act, act_stride, out, ldo, g, t0, rn, x, o);
 #define TILE_CASE(n)                                                          \
     case n:                                                                   \
         if (t == GGML_TYPE_Q4_0)                                              \
@@ -217,6 +224,127 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
         }
     }
 }
+
+/* ---------------- AVX-512 VNNI: two groups (16 rows) per register ---------------- */
+
+#define TILE_TOKENS_VNNI 8
+
+T_VNNI INLINE __m512i load_2x256(const void *a, const void *b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
+                              _mm256_loadu_si256((const __m256i *)b), 1);
+}
+
+T_VNNI INLINE __m512 scales_2x8(const ggml_half *a, const ggml_half *b) {
+    __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)),
+                                        _mm_loadu_si128((const __m128i *)b), 1);
+    return _mm512_cvtph_ps(h);
+}
+
+T_VNNI INLINE void store16(float *o, int valid, __m512 v) {
+    if (valid >= 16)
+        _mm512_storeu_ps(o, v);
+    else
+        _mm512_mask_storeu_ps(o, (__mmask16)((1u << valid) - 1), v);
+}
+
+/* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
+ * nibbles against the signed activations: the sums are those of the AVX2 kernel. */
+T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk, const kern_q8_block *const *x,
+                                  const int rn, float *const *o, int valid) {
+    __m512 acc[TILE_TOKENS_VNNI];
+    for (int t = 0; t < TILE_TOKENS_VNNI; t++)
+        acc[t] = _mm512_setzero_ps();
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int b = 0; b < nblk; b++, pa++, pb++) {
+        __m512i w[8];
+        for (int k = 0; k < 4; k++) {
+            __m512i v = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
+            w[k] = _mm512_and_si512(v, m4);
+            w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        __m512 dw = scales_2x8(pa->d, pb->d);
+#pragma GCC unroll 8
+        for (int t = 0; t < rn; t++) {
+            const kern_q8_block *xb = &x[t][b];
+            __m512i s = _mm512_setzero_si512();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++)
+                s = _mm512_dpbusd_epi32(s, w[k], _mm512_set1_epi32(load_i32(xb->qs + 4 * k)));
+            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
+            acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store16(o[t], valid, acc[t]);
+}
+
+/* Q8_0: the activations made unsigned (x + 128, by flipping the top bit) against the signed
+ * weights; 128 * (sum of the weights), from the same instruction, is taken off again. */
+T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk, const kern_q8_block *const *x,
+                                  const int rn, float *const *o, int valid) {
+    __m512 acc[TILE_TOKENS_VNNI];
+    for (int t = 0; t < TILE_TOKENS_VNNI; t++)
+        acc[t] = _mm512_setzero_ps();
+    const __m512i top = _mm512_set1_epi8((char)0x80);
+    for (int b = 0; b < nblk; b++, pa++, pb++) {
+        __m512i w[8], off = _mm512_setzero_si512();
+        for (int k = 0; k < 8; k++) {
+            w[k] = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
+            off = _mm512_dpbusd_epi32(off, top, w[k]);
+        }
+        __m512 dw = scales_2x8(pa->d, pb->d);
+#pragma GCC unroll 8
+        for (int t = 0; t < rn; t++) {
+            const kern_q8_block *xb = &x[t][b];
+            __m512i s = _mm512_setzero_si512();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++)
+                s = _mm512_dpbusd_epi32(s, _mm512_xor_si512(_mm512_set1_epi32(load_i32(xb->qs + 4 * k)), top), w[k]);
+            s = _mm512_sub_epi32(s, off);
+            acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store16(o[t], valid, acc[t]);
+}
+
+/* Pairs of groups with VNNI; an odd last group goes through the AVX2 kernel, whose
+ * results are the same. */
+T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                             size_t act_stride, int nb, float *out, int ldo) {
+    size_t bs = pack_block_size(t);
+    int g = g0;
+    for (; g + 2 <= g1; g += 2) {
+        const unsigned char *pa = (const unsigned char *)P + (size_t)g * nblk * bs, *pb = pa + (size_t)nblk * bs;
+        int valid = n_out - g * 8;
+        for (int t0 = 0; t0 < nb; t0 += TILE_TOKENS_VNNI) {
+            int rn = nb - t0 < TILE_TOKENS_VNNI ? nb - t0 : TILE_TOKENS_VNNI;
+            const kern_q8_block *x[TILE_TOKENS_VNNI];
+            float *o[TILE_TOKENS_VNNI];
+            tile_rows(act, act_stride, out, ldo, g, t0, rn, x, o);
+#define TILE_CASE(n)                                                                                 \
+    case n:                                                                                          \
+        if (t == GGML_TYPE_Q4_0)                                                                     \
+            q4_0_vnni_tile((const pk_q4_0 *)pa, (const pk_q4_0 *)pb, nblk, x, n, o, valid);          \
+        else                                                                                         \
+            q8_0_vnni_tile((const pk_q8_0 *)pa, (const pk_q8_0 *)pb, nblk, x, n, o, valid);          \
+        break;
+            switch (rn) {
+                TILE_CASE(1)
+                TILE_CASE(2)
+                TILE_CASE(3)
+                TILE_CASE(4)
+                TILE_CASE(5)
+                TILE_CASE(6)
+                TILE_CASE(7)
+                TILE_CASE(8)
+            }
+#undef TILE_CASE
+        }
+    }
+    if (g < g1)
+        gemm_avx2(t, P, nblk, n_out, g, g1, act, act_stride, nb, out, ldo);
+}
 #endif
 
 /* ---------------- dispatch ---------------- */
@@ -225,6 +353,10 @@ void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, i
                       size_t act_stride, int nb, float *out, int ldo) {
     int nblk = n_in / 32;
 #ifdef KERN_X86
+    if (kern_get_level() >= KERN_VNNI) {
+        gemm_vnni(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
+        return;
+    }
     if (kern_get_level() >= KERN_AVX2) {
         gemm_avx2(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
         return;

@@ -114,6 +114,19 @@ check "inspect: each failed attempt with its reason and excerpt, and where the f
   [ \$(grep -c 'failed: HTTP 500: prompt .<prompt>. rejected: cannot load <path> on <host>' '$TMP/words.txt') -eq 2 ] &&
   [ \$(grep -c 'failed: server error in stream: prompt .<prompt>. lost' '$TMP/words.txt') -eq 2 ] &&
   grep -q 'server messages in full: ~/.pacer/runs/.*/server.log' '$TMP/words.txt'"
+# a receipt that still holds a server's private words (one written before pacer sanitized
+# them) is refused before anything leaves the machine
+python3 - "$W" "$TMP/old.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+a = next(a for c in r["cells"] for a in c["attempts"] if a["status"] != "ok")
+a["server_message"] = "cannot load /home/canary-user-4d2f/m.gguf"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+HOME="$H" $PACER bench publish "$TMP/old.json" --yes --upload-url "http://127.0.0.1:9" > "$TMP/pub.out" 2>&1
+prc=$?
+check "publish refuses a receipt holding a server's path, naming the field, not the text" sh -c \
+  "[ $prc -eq 1 ] && grep -q 'server_message holds a file-system path' '$TMP/pub.out' && ! grep -q canary-user '$TMP/pub.out'"
 check "neither the run nor inspect prints a server canary" sh -c \
   "! grep -qE 'canary-user|gpu-canary|10\.77\.31|fd00:77|ops-canary|sk-canary|import threading|Postgres datab' '$TMP/words.txt' '$TMP/words.out'"
 check "accepted manifest: hardware attested, backend attested" python3 -c "

@@ -35,8 +35,8 @@ run_cases() {
   start_board "b-$K" $SO "$ST" --hub-retry 1 || { fail "[$K] board starts"; return; }
 
   out=$(PACER_BENCHMARK_TOKEN=$TOK "$PACER" bench publish "$TMP/ok.json" --yes --upload-url "$BOARD" 2>&1)
-  check "[$K] complete standard receipt published" sh -c "echo '$out' | grep -q '^published: /r/s-[0-9a-f]*$'"
-  ID=$(echo "$out" | sed -n 's|^published: /r/||p')
+  check "[$K] complete standard receipt published, with its result URL" sh -c "echo '$out' | grep -q '^published: $BOARD/r/s-[0-9a-f]*$'"
+  ID=$(echo "$out" | sed -n 's|^published: .*/r/||p')
   submission "$ID" ""
   check "[$K] it is public, with the checkpoint's parameter count" \
     [ "$(jget state "$TMP/sub.json") $(jget params_total "$TMP/sub.json") $(jget params_active "$TMP/sub.json")" = "public 1235814400 1235814400" ]

@@ -37,7 +37,7 @@ check "credentials file mode 0600, directory 0700" \
   [ "$(stat -c %a "$H/.pacer/credentials.json") $(stat -c %a "$H/.pacer")" = "600 700" ]
 check "credentials bound to the exact URL" grep -q "\"$BOARD\"" "$H/.pacer/credentials.json"
 P pub bench publish "$TMP/ok.json" --yes
-check "publish with the stored token, to the board logged into" grep -q '^published: /r/s-' "$OUT/pub.out"
+check "publish with the stored token, to the board logged into" grep -q "^published: $BOARD/r/s-" "$OUT/pub.out"
 check "publish showed what was sent first" sh -c "grep -q 'about to publish to $BOARD' '$OUT/pub.out' && grep -q 'Test GPU 24GB' '$OUT/pub.out'"
 
 # another URL never receives it

@@ -251,11 +251,18 @@ static void check_kquant(ggml_type t, size_t block_bytes, size_t d_off) {
     double ref = 0;
     for (int i = 0; i < NK; i++)
         ref += (double)wf[i] * x[i];
-    float got = kern_dot(t, w, x, NK, scratch);
-    cr_assert(fabs(got - ref) <= 1e-4 * (1 + fabs(ref)), "%s: %g vs %g", ggml_type_name(t), got, ref);
-    float out[1];
-    kern_matmul(t, w, block_bytes * 2, NK, 0, 1, x, sizeof x, 1, out, 1, scratch);
-    cr_assert_float_eq(out[0], got, 1e-6);
+    kern_level best = kern_detect();
+    for (int l = KERN_SCALAR; l <= (int)best; l++) { /* the SIMD dequantizers too */
+        kern_set_level((kern_level)l);
+        float got = kern_dot(t, w, x, NK, scratch);
+        cr_assert(fabs(got - ref) <= 1e-4 * (1 + fabs(ref)), "%s at %s: %g vs %g", ggml_type_name(t),
+                  kern_level_name((kern_level)l), got, ref);
+        float out[1];
+        kern_matmul(t, w, block_bytes * 2, NK, 0, 1, x, sizeof x, 1, out, 1, scratch);
+        cr_assert(out[0] == got, "%s at %s: matmul %.9g vs dot %.9g", ggml_type_name(t), kern_level_name((kern_level)l),
+                  out[0], got);
+    }
+    kern_set_level(best);
 }
 
 Test(kernels, q4_k_and_q6_k) {

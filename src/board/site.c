@@ -319,6 +319,10 @@ static pacer_err upload(board_site *s, http_req *r) {
             goto out;
         }
         log_info("board: browser profile %s created", who.profile.id);
+    } else if (!f.name_too_long && site_name_valid(f.name, f.name_len) && strcmp(f.name, who.profile.display_name) != 0 &&
+               store_profile_rename(s->store, who.profile.id, f.name) == PACER_OK) {
+        snprintf(who.profile.display_name, sizeof who.profile.display_name, "%s", f.name);
+        site_invalidate(s); /* the name shows on every page of the profile */
     }
     json_t *answer = NULL;
     int status = board_submit(s->b, &who, f.receipt, f.receipt_len, now, &answer);

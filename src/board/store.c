@@ -270,6 +270,23 @@ pacer_err store_profile_get(board_store *st, const char *id, store_profile *out)
     return rc ? rc : out->id[0] ? PACER_OK : PACER_ERR_NOT_FOUND;
 }
 
+static pacer_err row_seen(void *ud, const store_value *cols, size_t ncols) {
+    (void)cols; (void)ncols;
+    (*(int64_t *)ud)++;
+    return PACER_OK;
+}
+
+pacer_err store_profile_rename(board_store *st, const char *id, const char *display_name) {
+    if (!display_name || strlen(display_name) >= STORE_NAME_MAX) return PACER_ERR_ARG;
+    store_value p[] = {sv_text(id), sv_text(display_name)};
+    int64_t seen = 0;
+    store_conn c;
+    store_conn_get(st, &c);
+    pacer_err rc = store_run(&c, "UPDATE profiles SET display_name = $2 WHERE id = $1 RETURNING 1", p, 2, row_seen, &seen);
+    store_conn_put(&c);
+    return rc ? rc : seen ? PACER_OK : PACER_ERR_NOT_FOUND;
+}
+
 pacer_err store_token_create(board_store *st, const char *name, const char *token_sha256, const char *profile_id,
                              int64_t now_s) {
     if (!name || !name[0] || strlen(name) >= STORE_NAME_MAX || !token_sha256 || strlen(token_sha256) != 64)

@@ -129,6 +129,9 @@ pacer_err store_profile_create(board_store *st, const char *display_name, const 
                                store_profile *out);
 /* PACER_ERR_NOT_FOUND when no such profile. */
 pacer_err store_profile_get(board_store *st, const char *id, store_profile *out);
+/* Sets the display name of profile `id` (a contributor may change it; it never merges
+ * profiles). PACER_ERR_NOT_FOUND when no such profile, PACER_ERR_ARG for a name too long. */
+pacer_err store_profile_rename(board_store *st, const char *id, const char *display_name);
 /* Stores token `name` (unique; PACER_ERR_STATE when taken) for `profile_id`, kept only as
  * `token_sha256` (hex). */
 pacer_err store_token_create(board_store *st, const char *name, const char *token_sha256, const char *profile_id,

@@ -257,6 +257,45 @@ static const char bench_usage[] =
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
     "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";
 
+/* After a run: checks the receipt against its own rules and the board's privacy check (a
+ * failure is said and marks *self_invalid, the receipt is still saved so it can be
+ * examined), writes the receipt and drafts files, and prints the cell table, why anything is
+ * unranked or incomplete, and where things went. Returns 0, or 1 when nothing was saved. */
+static int bench_save_and_report(const suite *s, const runner_result *res, const char *output, const char *run_id,
+                                 const char *server_log, char *path, size_t path_len, bool *self_invalid) {
+    char err[512], dpath[4500];
+    if (s->builtin && receipt_validate(res->receipt, err, sizeof err)) {
+        cli_error("internal error: the receipt fails its own validation: %s", err);
+        *self_invalid = true; /* still saved below, so that the failure can be examined */
+    }
+    if (bench_privacy_check(s, res->receipt, err, sizeof err)) {
+        cli_error("internal error: the receipt fails the board's privacy check: %s", err);
+        *self_invalid = true;
+    }
+    const char *rid = json_get_str(res->receipt, "run_id", "run");
+    if (receipt_paths(output, rid, path, path_len, dpath, sizeof dpath, err, sizeof err)) {
+        cli_error("%s", err);
+        return 1;
+    }
+    pacer_err rc = receipt_write(path, res->receipt);
+    if (!rc) rc = receipt_write(dpath, res->drafts);
+    if (rc) { cli_error("cannot write the receipt: %s", pacer_strerror(rc)); return 1; }
+    buf b;
+    buf_init(&b, 1u << 20);
+    inspect_render_table(res->receipt, &b);
+    fputs(b.data ? b.data : "", stdout);
+    buf_free(&b);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(res->receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
+    /* why a cell is incomplete, in pacer's words and the server's (e.g. a greedy-only engine refusing sampling) */
+    json_array_foreach(json_object_get(res->receipt, "cells"), i, v) bench_print_incomplete(v);
+    if (access(server_log, F_OK) == 0) printf("server messages in full: ~/%s/%s/%s\n", RUNLOG_ROOT, run_id, RUNLOG_SERVER_FILE);
+    json_array_foreach(json_object_get(res->drafts, "notes"), i, v) printf("drafts: %s\n", json_string_value(v));
+    printf("receipt: %s\n", path);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "suites") == 0) return bench_suites();
     if (argc >= 2 && strcmp(argv[1], "inspect") == 0) return bench_inspect(argc - 1, argv + 1);
@@ -373,7 +412,7 @@ int cmd_bench(int argc, char **argv) {
     if (isatty(STDERR_FILENO)) o.progress = bench_progress, lc.lo.progress = bench_load_progress, lc.lo.progress_ctx = &lc;
 
     bool self_invalid = false;
-    char path[4400], dpath[4500];
+    char path[4400];
     if (runner_run(&o, &res, err, sizeof err)) { cli_error("%s", err); goto out; }
     if (o.progress) fputs("\r\033[K", stderr);
     managed_engine_stop(&mr, false); /* the engine stops before anything is saved */
@@ -382,35 +421,7 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
         goto out;
     }
-    if (s.builtin && receipt_validate(res.receipt, err, sizeof err)) {
-        cli_error("internal error: the receipt fails its own validation: %s", err);
-        self_invalid = true; /* still saved below, so that the failure can be examined */
-    }
-    if (bench_privacy_check(&s, res.receipt, err, sizeof err)) {
-        cli_error("internal error: the receipt fails the board's privacy check: %s", err);
-        self_invalid = true;
-    }
-    const char *rid = json_get_str(res.receipt, "run_id", "run");
-    if (receipt_paths(output, rid, path, sizeof path, dpath, sizeof dpath, err, sizeof err)) {
-        cli_error("%s", err);
-        goto out;
-    }
-    pacer_err rc = receipt_write(path, res.receipt);
-    if (!rc) rc = receipt_write(dpath, res.drafts);
-    if (rc) { cli_error("cannot write the receipt: %s", pacer_strerror(rc)); goto out; }
-    buf b;
-    buf_init(&b, 1u << 20);
-    inspect_render_table(res.receipt, &b);
-    fputs(b.data ? b.data : "", stdout);
-    buf_free(&b);
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(res.receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
-    /* why a cell is incomplete, in pacer's words and the server's (e.g. a greedy-only engine refusing sampling) */
-    json_array_foreach(json_object_get(res.receipt, "cells"), i, v) bench_print_incomplete(v);
-    if (access(server_log, F_OK) == 0) printf("server messages in full: ~/%s/%s/%s\n", RUNLOG_ROOT, run_id, RUNLOG_SERVER_FILE);
-    json_array_foreach(json_object_get(res.drafts, "notes"), i, v) printf("drafts: %s\n", json_string_value(v));
-    printf("receipt: %s\n", path);
+    if (bench_save_and_report(&s, &res, output, run_id, server_log, path, sizeof path, &self_invalid)) goto out;
     status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
     else if (publish && !self_invalid && cli_publish_after_run(&pub, path, res.receipt)) status = 1;

@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/demo.h"
 #include "bench/managed.h"
 #include "lab/provenance.h"
+#include "lab/results.h"
 #include "lab/run.h"
 
 static const char lab_usage[] =
@@ -67,15 +69,6 @@ static void lab_signals_install(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-}
-
-static bool parse_int(const char *s, long lo, long hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
 }
 
 static bool parse_case_cap(const char *arg, lab_run_options *o) {
@@ -168,6 +161,19 @@ static void print_summary(const lab_run_result *r) {
         }
         printf("\n");
     }
+    /* every sample, medians or not: a capped answer's figures are shown, never averaged */
+    printf("\n%-28s %-8s %7s %7s %10s %10s %10s\n", "sample", "finish", "prompt", "tokens", "prefill/s", "decode/s",
+           "complete s");
+    json_array_foreach(json_object_get(r->report, "samples"), i, c) {
+        const json_t *pf = json_object_get(c, "prefill_tok_s"), *dc = json_object_get(c, "decode_tok_s");
+        printf("%-28s %-8s %7lld %7lld", json_string_value(json_object_get(c, "id")), json_string_value(json_object_get(c, "finish")),
+               (long long)json_integer_value(json_object_get(c, "prefill_tokens")),
+               (long long)json_integer_value(json_object_get(c, "decode_tokens")));
+        if (json_is_number(pf)) printf(" %10.2f", json_number_value(pf)); else printf(" %10s", "-");
+        if (json_is_number(dc)) printf(" %10.2f", json_number_value(dc)); else printf(" %10s", "-");
+        printf(" %10.2f%s\n", (double)json_integer_value(json_object_get(c, "completion_ns")) / 1e9,
+               strcmp(json_string_value(json_object_get(c, "validity")), "valid") ? " (not valid)" : "");
+    }
     json_array_foreach(json_object_get(r->report, "svg"), i, c)
         printf("svg %-14s %lld of %lld valid\n", json_string_value(json_object_get(c, "config")),
                (long long)json_integer_value(json_object_get(c, "valid")), (long long)json_integer_value(json_object_get(c, "checked")));
@@ -250,6 +256,7 @@ static int run_parsed(lab_run_options *o, const char *root) {
     if (!o->output) {
         lab_default_dir(dir, sizeof dir);
         o->output = dir;
+        if (!o->dry_run && lab_results_ignore_dir("results")) { cli_error("cannot write results/.gitignore"); return 1; }
     }
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';

@@ -15,6 +15,7 @@
 #include "base/sha256.h"
 
 static const char *const lab_subdirs[] = {"samples", "answers", "pelicans"};
+static const char lab_gitignore[] = "# pacer lab results stay out of Git\n*\n";
 
 static pacer_err path_of(char *out, size_t n, const char *dir, const char *rel) {
     return snprintf(out, n, "%s/%s", dir, rel) < (int)n ? PACER_OK : PACER_ERR_TOO_BIG;
@@ -47,12 +48,20 @@ pacer_err lab_results_create(const char *dir, char *err, size_t err_n) {
             return PACER_ERR_IO;
         }
     }
-    static const char ignore[] = "# a pacer lab run: results stay out of Git\n*\n";
-    if (path_of(p, sizeof p, dir, ".gitignore") || file_write_atomic(p, ignore, sizeof ignore - 1, 0644)) {
+    if (path_of(p, sizeof p, dir, ".gitignore") || file_write_atomic(p, lab_gitignore, sizeof lab_gitignore - 1, 0644)) {
         snprintf(err, err_n, "cannot write %s/.gitignore", dir);
         return PACER_ERR_IO;
     }
     return PACER_OK;
+}
+
+pacer_err lab_results_ignore_dir(const char *dir) {
+    char p[PATH_MAX];
+    struct stat st;
+    pacer_err rc = path_of(p, sizeof p, dir, ".gitignore");
+    if (rc || stat(p, &st) == 0) return rc;
+    if (dir_create_all(dir, 0755)) return PACER_ERR_IO;
+    return file_write_atomic(p, lab_gitignore, sizeof lab_gitignore - 1, 0644);
 }
 
 static pacer_err write_rel(const char *dir, const char *rel, const void *data, size_t n, char *err, size_t err_n) {

@@ -20,6 +20,9 @@
 /* Creates `dir` (and missing parents) with .gitignore, samples/, answers/, pelicans/.
  * PACER_ERR_STATE when `dir` exists and is not empty (a run is never written over). */
 pacer_err lab_results_create(const char *dir, char *err, size_t err_n);
+/* Writes DIR/.gitignore ("*") unless DIR already has one: for the default parent results/,
+ * so that the archives beside the runs stay out of Git too. Creates DIR when missing. */
+pacer_err lab_results_ignore_dir(const char *dir);
 /* Writes a sample's answer, SVG (for svg workloads with an <svg>) and record, in that
  * order, each atomically; fills the record's answer_file, answer_sha256 and svg parts
  * first. `earlier` (may be NULL) becomes the record's "earlier" list. */

@@ -103,6 +103,11 @@ static void judge(lab_sample_result *out, const watch *w, const attempt_sample *
     } else if (w->stop == STOP_TOO_LONG) {
         r->finish = LAB_FINISH_ERROR;
         snprintf(r->error, sizeof r->error, "the answer passed %u bytes", LAB_ANSWER_MAX);
+    } else if (w->stop == STOP_NONE && a->status == ATTEMPT_FAILED && a->http_status == 200 && a->finish_reason[0] &&
+               a->deliveries == 0) {
+        /* the server ended its reply normally with nothing in it: an empty answer, not a failure */
+        r->finish = strcmp(a->finish_reason, "length") == 0 ? LAB_FINISH_CAPPED : LAB_FINISH_EOS;
+        if (r->finish == LAB_FINISH_CAPPED) copy_str(r->capped_by, sizeof r->capped_by, "cap");
     } else if (w->stop == STOP_NONE && (a->status == ATTEMPT_FAILED || a->status == ATTEMPT_CANCELLED)) {
         /* the engine refusing this one request (HTTP 4xx) is this sample's error; a broken
          * stream, no answer at all or a server error is the engine's: the suite stops */

@@ -91,6 +91,7 @@ check "the profile cookie is no API upload token" [ "$CODE" = 401 ]
 check "the refused posts stored nothing" sh -c "curl -s '$BOARD/' | grep -q 'data-count=\"runs\">6<'"
 check "the access log shows every post" [ $(( $(posts) - n0 )) = 5 ]
 RID=$(sed -n 's|.*id="result-url" href="/r/\([^"]*\)".*|\1|p' "$TMP/post.html")
+MYPID=$(grep -o 'href="/c/c-[0-9a-f]*"' "$TMP/post.html" | head -n 1 | sed 's|href="/c/||; s|"||')
 curl -s -b "$JAR" -c "$JAR" -o "$TMP/mine.html" "$BOARD/r/$RID"
 TOKW=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$TMP/mine.html")
 check "its contributor is offered withdrawal" [ -n "$TOKW" ]
@@ -107,11 +108,14 @@ check "a 10 MB upload is refused" sh -c "[ $CODE = 413 ] && grep -q 'larger than
 CODE=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ALICE" --data-binary @"$TMP/big.json" "$BOARD/api/v1/receipts")
 check "a 10 MB API upload is refused" [ "$CODE" = 413 ]
 check "the board still serves, nothing stored" sh -c "curl -s '$BOARD/' | grep -q 'data-count=\"runs\">5<'"
+post "$TMP/w1.json" "Renamed Carla" "$CSRF"
+check "a known profile uploading under a new name takes it" sh -c "[ $CODE = 201 ] && [ -n '$MYPID' ] &&
+  curl -s '$BOARD/c/$MYPID' | grep -q '<h1>Renamed Carla</h1>' && curl -s '$BOARD/' | grep -q '>Renamed Carla</a>'"
 
 # ---- the ranking cases of test_board_site on PostgreSQL (SQLite: the unit pass) ----
 if pg_start; then
   for t in ties_share_honours unrounded_values_decide pending_and_withdrawn_earn_nothing unknown_sizes_unranked \
-           v1_and_v2_never_mixed; do
+           a_new_display_name_shows_everywhere_and_merges_nothing v1_and_v2_never_mixed; do
     db=$(pg_db "rank_$t")
     PACER_TEST_PG="$db" "$BUILD/tests/test_board_site" --jobs 1 --filter "site_rank/$t" > "$TMP/pg-$t.txt" 2>&1
     check "PostgreSQL: $t" grep -q 'Passing: 1 | Failing: 0 | Crashing: 0' "$TMP/pg-$t.txt"

@@ -159,6 +159,16 @@ lab --output "$TMP/c" --resume --rounds 2 >"$TMP/c5.out" 2>&1
 check "changed selections are refused by name" grep -q "cannot resume: the selections" "$TMP/c5.out"
 unset FAKE_ENGINE_STOP_AT
 
+# the default results directory: results/<UTC>/, results/ itself ignored by Git too (archives)
+mkdir -p "$TMP/dflt"
+(cd "$TMP/dflt" && "$PACER" lab run "$MD/tiny-f16.gguf" --binary "$FAKE" --suite "$TMP/suite.json" --configs f16 --cases short \
+  --archive >"$TMP/dflt.out" 2>&1)
+rc=$?
+run_dir=$(ls -d "$TMP"/dflt/results/20*Z 2>/dev/null | head -n 1)
+if [ $rc -eq 0 ] && [ -n "$run_dir" ] && [ -s "$run_dir.zip" ] && grep -qx '[*]' "$TMP/dflt/results/.gitignore" && grep -qx '[*]' "$run_dir/.gitignore" &&
+   grep -q "r1-short-f16 *capped" "$TMP/dflt.out"; then pass "default directory results/<UTC>/ and its zip, both ignored by Git; every sample listed"
+else fail "default results directory" "rc=$rc"; cat "$TMP/dflt.out"; fi
+
 # a looping answer: the detector ends the sample, keeps the evidence, the suite goes on
 suite "$TMP/loop.json" 2000 4 4
 FAKE_ENGINE_MODE=loop "$PACER" lab run "$MD/tiny-f16.gguf" --binary "$FAKE" --suite "$TMP/loop.json" --cases short --configs f16 \
@@ -231,7 +241,7 @@ else fail "cached repo" "rc=$rc"; cat "$TMP/repo.out"; fi
 
 # no path of this machine, host name or home directory anywhere in a results directory or archive
 leak=0
-for d in real k c loop memory died power store int repo; do
+for d in real k c loop memory died power store int repo dflt; do
   for c in "$TMP" "$HOME" "home-canary" "$HOST"; do
     if grep -rqF -- "$c" "$TMP/$d"; then echo "canary '$c' in $d"; grep -rlF -- "$c" "$TMP/$d"; leak=1; fi
   done

@@ -183,6 +183,31 @@ Test(site_rank, unknown_sizes_unranked) {
     site_snapshot_put(S, snap);
 }
 
+Test(site_rank, a_new_display_name_shows_everywhere_and_merges_nothing) {
+    store_profile a = profile("first name"), b = profile("other");
+    submit(&a, false, BOARD_STATE_PUBLIC, 10.0, 0);
+    submit(&b, false, BOARD_STATE_PUBLIC, 20.0, 0);
+    cr_assert_eq(store_profile_rename(ST, a.id, "other"), PACER_OK, "a name two profiles share is fine");
+    cr_assert_eq(store_profile_rename(ST, "c-0000000000000000", "x"), PACER_ERR_NOT_FOUND);
+    char longer[STORE_NAME_MAX + 1];
+    memset(longer, 'n', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    cr_assert_eq(store_profile_rename(ST, a.id, longer), PACER_ERR_ARG);
+    store_profile got;
+    cr_assert_eq(store_profile_get(ST, a.id, &got), PACER_OK);
+    cr_assert_str_eq(got.display_name, "other");
+    site_invalidate(S);
+    site_snapshot *snap = site_snapshot_get(S);
+    size_t named = 0;
+    for (size_t i = 0; i < snap->n; i++) named += strcmp(snap->rows[i].display_name, "other") == 0;
+    cr_assert_eq(named, 2, "the rows carry the new name");
+    rank_filter f = v2();
+    rank_counts c;
+    cr_assert_eq(rank_count(snap->rows, snap->n, &f, &c), PACER_OK);
+    cr_assert_eq(c.contributors, 2, "equal names never merge profiles");
+    site_snapshot_put(S, snap);
+}
+
 Test(site_rank, v1_and_v2_never_mixed) {
     store_profile a = profile("a"), b = profile("b");
     for (int i = 0; i < 3; i++) submit(&a, true, BOARD_STATE_PUBLIC, 300.0, 0);

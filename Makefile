@@ -26,7 +26,7 @@ TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all deps check sanitize bench bench-peers demo clean
+.PHONY: all deps check sanitize bench bench-peers demo clean peers interop
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -88,16 +88,27 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/pacer $(TOOLS) $(BENCHES)
 	@BUILD=$(BUILD) ./bench/run.sh
 
+PEERS_DIR ?= build-peers
+
 # llama.cpp's llama-bench (built by make interop; LLAMA_BENCH or PEERS_DIR point elsewhere)
 # against bench_engine on the same synthetic GGUFs, interleaved, with ratios. Builds no peer.
 bench-peers: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_engine
-	@BUILD=$(BUILD) ./bench/peers.sh
+	@BUILD=$(BUILD) PEERS_DIR=$(PEERS_DIR) ./bench/peers.sh
 
 # The demo: pacer's main job on its embedded default model.
 demo: all
 	@./scripts/deps.sh --npm
 	./$(BUILD)/pacer bench
+
+# pacer against a real llama.cpp server (not part of check: the peer build takes ~13 minutes
+# on 2 cores, cached in $(PEERS_DIR)): npm node-llama-cpp's pinned source (peers/), built with
+# CMake; a managed and an attached community-v2 run, and the log-probability check.
+peers:
+	@PEERS_DIR=$(PEERS_DIR) ./scripts/peers.sh
+
+interop: all
+	@PEERS_DIR=$(PEERS_DIR) BUILD=$(BUILD) ./scripts/interop.sh
 
 clean:
 	rm -rf build build-san

@@ -18,3 +18,17 @@ size_t utf8_lead(unsigned char c, unsigned *lo, unsigned *hi) {
     }
     return 0;
 }
+
+bool utf8_is_whole(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned lo, hi;
+        size_t len = utf8_lead(u[i], &lo, &hi);
+        if (len == 0 || n - i < len) return false;
+        if (len >= 2 && (u[i + 1] < lo || u[i + 1] > hi)) return false;
+        for (size_t k = 2; k < len; k++)
+            if (u[i + k] < 0x80 || u[i + k] > 0xBF) return false;
+        i += len;
+    }
+    return true;
+}

@@ -41,6 +41,7 @@ struct attempt_stream {
     http_request http;
     char reason[ATTEMPT_REASON_MAX]; /* set by the event handler when it stops the stream */
     bool stopped;          /* req->on_text asked to stop */
+    bool text_cut;         /* the last text delivered ends mid-character (in U+FFFD) */
     /* The top-level members the fast path looks for: those that make an event worth a
      * full parse (attempt_full_parse_keys, then the first members of the server-rate field
      * paths they do not cover), and "choices" last. Set once per attempt. */
@@ -163,6 +164,14 @@ static void attempt_keep_time(attempt_state *st) {
     st->times[st->n_times++] = st->now_ns;
 }
 
+/* Whether a piece of text ends in U+FFFD, what a server's JSON encoder puts for the bytes
+ * of a character its reply stopped inside: decoded (EF BF BD) or as a JSON string's raw
+ * text (the escape). */
+static bool attempt_ends_cut(const char *p, size_t n) {
+    if (n >= 3 && memcmp(p + n - 3, "\xEF\xBF\xBD", 3) == 0) return true;
+    return n >= 6 && p[n - 6] == '\\' && strncasecmp(p + n - 5, "ufffd", 5) == 0;
+}
+
 /* Counts a delivery of `n` decoded output bytes (none when n is 0). */
 static void attempt_count(attempt_state *st, size_t n) {
     attempt_sample *s = st->s;
@@ -201,6 +210,12 @@ static void attempt_read_choice(attempt_state *st, const json_t *choice) {
         n += attempt_str_len(delta, "content") + attempt_str_len(delta, "reasoning_content") +
              attempt_str_len(delta, "reasoning");
     attempt_count(st, n);
+    static const char *const text_keys[] = {"text", "content", "reasoning_content", "reasoning"};
+    for (size_t k = 0; k < 4; k++) {
+        const json_t *v = json_object_get(k ? delta : choice, text_keys[k]);
+        if (json_is_string(v) && json_string_length(v))
+            st->text_cut = attempt_ends_cut(json_string_value(v), json_string_length(v));
+    }
     if (n && st->req->on_text) {
         attempt_pass_text(st, choice, "text");
         if (json_is_object(delta)) {
@@ -275,6 +290,8 @@ static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
     if (fr_str && (memchr(d + fr.at, '\\', fr.len) || fr.len - 2 >= sizeof reason)) return false;
     attempt_count(st, attempt_span_str_len(d, c[0]) + attempt_span_str_len(d, c[1]) + attempt_span_str_len(d, c[2]) +
                           attempt_span_str_len(d, c[3]));
+    for (size_t k = 0; k < 4; k++)
+        if (c[k].len > 2 && d[c[k].at] == '"') st->text_cut = attempt_ends_cut(d + c[k].at + 1, c[k].len - 2);
     if (fr_str) {
         memcpy(reason, d + fr.at + 1, fr.len - 2);
         reason[fr.len - 2] = '\0';
@@ -283,7 +300,9 @@ static bool attempt_fast_event(attempt_state *st, const sse_event *ev) {
     return true;
 }
 
-/* The hot path: one SSE event, parsed once; only the members that matter are read. */
+/* The hot path: one SSE event, parsed once; only the members that matter are read. Every
+ * valid JSON string decodes, "\u0000" included (JSON_ALLOW_NUL: servers emit NUL bytes
+ * too); output bytes are counted with json_string_length, so each NUL counts once. */
 static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     attempt_state *st = ctx;
     attempt_sample *s = st->s;
@@ -294,7 +313,7 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     }
     if (attempt_fast_event(st, ev)) return PACER_OK;
     json_error_t jerr;
-    json_t *root = json_loadb(ev->data, ev->data_len, 0, &jerr);
+    json_t *root = json_loadb(ev->data, ev->data_len, JSON_ALLOW_NUL, &jerr);
     if (!json_is_object(root)) {
         /* jansson's words quote the server's bytes ("... near 'xyz'"): they are an excerpt */
         snprintf(st->reason, sizeof st->reason, "malformed JSON in stream event %lld", (long long)st->events);
@@ -308,7 +327,10 @@ static pacer_err attempt_on_event(void *ctx, const sse_event *ev) {
     const json_t *err = json_object_get(root, "error");
     if (err && !json_is_null(err)) {
         const json_t *m = json_is_object(err) ? json_object_get(err, "message") : err;
-        snprintf(st->reason, sizeof st->reason, "server error in stream");
+        /* text that ends in a character cut short, then an error: servers that parse their
+         * own output (llama-server) refuse a reply stopped inside a character */
+        snprintf(st->reason, sizeof st->reason, "server error in stream%s",
+                 s->deliveries && st->text_cut ? ", after text that ends mid-character (U+FFFD: a character cut short)" : "");
         if (json_is_string(m)) attempt_message(st, json_string_value(m), json_string_length(m));
         attempt_log(st, "stream error event", ev->data, ev->data_len);
         rc = PACER_ERR_FORMAT;

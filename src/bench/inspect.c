@@ -7,7 +7,9 @@
 
 #include "base/json.h"
 #include "bench/load.h"
+#include "bench/rank.h"
 #include "bench/receipt.h"
+#include "bench/suite.h"
 #include "bench/runlog.h"
 
 /* The median of metric `m` in `cell`, printed with the metric's format into tmp; NULL when
@@ -218,6 +220,30 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
         json_array_foreach(json_object_get(r, "unranked_reasons"), i, v)
             rc = rc ? rc : buf_appendf(out, "  unranked: %s\n", json_string_value(v));
     }
+    json_t *pub = json_array();
+    rank_public_warnings(r, pub);
+    suite rank_suite;
+    char dig[65];
+    const char *sid = json_get_str(json_object_get(r, "suite"), "id", "");
+    bool s_ok = suite_builtin_digest(sid, dig) == PACER_OK && suite_load(sid, &rank_suite, NULL, 0) == PACER_OK;
+    const suite *s_loaded = s_ok ? &rank_suite : NULL;
+    if (json_is_true(json_object_get(r, "ranked")) && s_loaded) {
+        /* a receipt marked ranked that the ranking rules do not rank: said, not hidden */
+        json_t *why = json_array();
+        rank_reasons(r, s_loaded, why);
+        json_t *w;
+        size_t k;
+        json_array_foreach(why, k, w) {
+            char line[256];
+            snprintf(line, sizeof line, "marked ranked, but the ranking rules say: %s", json_string_value(w));
+            json_array_append_new(pub, json_string(line));
+        }
+        json_decref(why);
+    }
+    if (s_ok) suite_free(&rank_suite);
+    if (json_array_size(pub) && !header) { rc = rc ? rc : buf_append_str(out, "\nwarnings:\n"); header = true; }
+    json_array_foreach(pub, i, v) rc = rc ? rc : buf_appendf(out, "  %s\n", json_string_value(v));
+    json_decref(pub);
     json_t *c;
     bool server_text = strcmp(json_get_str(json_object_get(r, "manifest"), "status", ""), "rejected") == 0;
     json_array_foreach(json_object_get(r, "cells"), i, c) {

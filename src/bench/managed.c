@@ -3,6 +3,7 @@
  * the receipt facts a managed run hands the runner. */
 #include "bench/managed.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/fileio.h"
+#include "base/json.h"
+#include "net/http.h"
 #include "base/version.h"
 #include "bench/runlog.h"
 #include "probe/probe.h"
@@ -44,7 +48,10 @@ static pacer_err probe_hardware(managed_run *m, char *err, size_t err_len) {
         snprintf(err, err_len, "cannot collect the hardware facts: out of memory");
         return PACER_ERR_NOMEM;
     }
-    json_object_set_new(m->hardware, "source", json_string("probed"));
+    /* a GPU the visibility variables name that cannot be matched, or one without a name,
+     * leaves the GPU facts partial: so is the hardware as a whole */
+    const char *gpus = json_string_value(json_object_get(m->hardware, "gpus_source"));
+    json_object_set_new(m->hardware, "source", json_string(gpus && strcmp(gpus, "partial") == 0 ? "partial" : "probed"));
     json_t *rs = json_object_get(json_object_get(m->hardware, "volume"), "read_sample");
     const char *name = m->model.files[m->model.largest].name;
     if (json_is_string(json_object_get(rs, "skipped")))
@@ -55,12 +62,29 @@ static pacer_err probe_hardware(managed_run *m, char *err, size_t err_len) {
     return PACER_OK;
 }
 
-/* The receipt's platform: "linux-x86_64" (uname); "" when uname fails. */
+/* The receipt's platform, named as manifests and `pacer serve` name it: "linux", "macos",
+ * else the lower-case kernel name; "" when uname fails. The CPU is in the hardware facts. */
 static void platform_name(char *out, size_t n) {
     struct utsname un;
     out[0] = 0;
-    if (uname(&un) == 0)
-        snprintf(out, n, "%s-%s", strcmp(un.sysname, "Linux") == 0 ? "linux" : un.sysname, un.machine);
+    if (uname(&un) != 0) return;
+    snprintf(out, n, "%s", strcmp(un.sysname, "Darwin") == 0 ? "macos" : un.sysname);
+    for (char *c = out; *c; c++) *c = (char)tolower((unsigned char)*c);
+}
+
+/* The backend the engine's log says it loaded the weights on, for adapters that leave it
+ * to the engine (llama.cpp: CPU or GPU build, layers offloaded or not); "" when it does
+ * not say. Read once the engine is ready: the weights are loaded by then. */
+static void backend_from_engine_log(managed_run *m) {
+    m->backend_reported[0] = '\0';
+    if (m->adapter->backend) return;
+    buf log;
+    buf_init(&log, 4u << 20);
+    if (file_read_all(m->log_path, &log) == PACER_OK || log.len) {
+        const char *b = launch_backend_from_log(m->adapter, log.data, log.len);
+        if (b) snprintf(m->backend_reported, sizeof m->backend_reported, "%s", b);
+    }
+    buf_free(&log);
 }
 
 pacer_err managed_prepare(managed_run *m, const managed_args *a, const volatile sig_atomic_t *cancel, char *err,
@@ -109,6 +133,37 @@ static pacer_err log_path_make(managed_run *m, char *err, size_t err_len) {
     return PACER_OK;
 }
 
+static pacer_err models_collect(void *ctx, const char *data, size_t n, int64_t t_ns) {
+    (void)t_ns;
+    return buf_append((buf *)ctx, data, n);
+}
+
+/* Whether the served model takes raw text on /v1/completions, as the engine declares it in
+ * /v1/models ("raw_text", `pacer serve` names its chat family's); an engine that says
+ * nothing takes it. Read once the engine is ready. */
+static void raw_text_from_models(managed_run *m, const volatile sig_atomic_t *cancel) {
+    m->no_raw_text = false;
+    char url[128];
+    snprintf(url, sizeof url, "%s/v1/models", m->url);
+    buf body;
+    buf_init(&body, 1u << 20);
+    http_request req = {.method = "GET", .url = url, .connect_timeout_ms = 5000, .total_timeout_ms = 15000,
+                        .cancel_flag = cancel, .on_data = models_collect, .ctx = &body};
+    http_response resp;
+    http_response_init(&resp);
+    json_t *doc = http_perform(&req, &resp) == PACER_OK && resp.status == 200 && body.len
+                      ? json_loadb(body.data, body.len, 0, NULL) : NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "data"), i, e) {
+        bool ours = strcmp(json_get_str(e, "id", ""), m->served_name) == 0 || json_array_size(json_object_get(doc, "data")) == 1;
+        if (ours && json_is_false(json_object_get(e, "raw_text"))) m->no_raw_text = true;
+    }
+    json_decref(doc);
+    http_response_free(&resp);
+    buf_free(&body);
+}
+
 pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *cancel, char *err, size_t err_len) {
     pacer_err rc;
     m->engine_failed = false;
@@ -121,8 +176,8 @@ pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *canc
     self[n > 0 ? n : 0] = '\0';
     launch_argv_params p = {.bin = m->args.engine_bin, .self_path = self, .model = m->model.path,
                             .host = "127.0.0.1", .port = port, .name = m->served_name,
-                            .drafter = m->drafter.pass ? m->drafter.path : NULL, .threads = m->args.threads,
-                            .ctx = m->args.ctx};
+                            .drafter = m->drafter.pass ? m->drafter.path : NULL, .serial = m->args.serial,
+                            .threads = m->args.threads, .ctx = m->args.ctx};
     char *argv[64];
     char storage[8192];
     int argc = launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage);
@@ -141,7 +196,11 @@ pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *canc
                                                    : launch_startup_timeout_s(m->model.weight_bytes);
     say(m, "starting %s on %s (%s), up to %.0f s", m->adapter->name, m->model.file_name, m->url, timeout);
     launch_ready r = launch_server_wait_ready(&m->server, m->adapter->ready_path, timeout, cancel);
-    if (r == LAUNCH_READY) return PACER_OK;
+    if (r == LAUNCH_READY) {
+        backend_from_engine_log(m);
+        raw_text_from_models(m, cancel);
+        return PACER_OK;
+    }
     managed_engine_stop(m, false);
     if (r == LAUNCH_CANCELLED) return PACER_ERR_CANCELLED;
     m->engine_failed = true;
@@ -174,7 +233,11 @@ void managed_runner_options(const managed_run *m, runner_options *o) {
     /* the adapter says where this engine reports its own rates; none: nothing is read */
     o->server_tok_s_field = m->adapter->server_tok_s_field ? m->adapter->server_tok_s_field : "";
     o->prefill_ms_field = m->adapter->prefill_ms_field ? m->adapter->prefill_ms_field : "";
-    if (!o->backend) o->backend = m->adapter->backend;
+    /* what the engine reported beats a declaration; "auto" is never recorded */
+    if (m->backend_reported[0]) o->backend = m->backend_reported, o->backend_source = "reported";
+    else if (!o->backend) o->backend = m->adapter->backend;
+    o->sequence_slots = 1; /* every adapter starts its engine with one sequence slot */
+    o->no_raw_text = m->no_raw_text;
     o->platform = m->platform[0] ? m->platform : NULL;
     o->hardware = m->hardware;
     o->run_id = m->args.run_id;

@@ -61,7 +61,9 @@ typedef struct managed_run {
     char url[64];             /* the engine's base URL while it runs */
     char served_name[300];
     char log_path[PATH_MAX + 32];
-    char platform[160];       /* "linux-x86_64" */
+    char platform[160];       /* "linux", "macos" */
+    char backend_reported[16]; /* the backend the engine's log named ("" when it did not) */
+    bool no_raw_text;         /* the engine's /v1/models says the model takes no raw text */
     bool engine_failed;       /* the engine died or was never ready: its log tail tells why */
 } managed_run;
 

@@ -1,8 +1,10 @@
-/* manifest.c - manifest checks and fetch. Any failed check rejects the whole manifest:
- * a receipt never mixes attested facts with guesses. */
+/* manifest.c - manifest checks and fetch. A missing optional fact stays unknown; a fact
+ * that is present but malformed or contradicts another rejects the whole manifest, so a
+ * receipt never mixes attested facts with guesses. */
 #include "bench/manifest.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,77 +37,165 @@ static const char *manifest_private(const char *s) {
 
 #define MFAIL(...) do { snprintf(m->reason, sizeof m->reason, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
+/* An optional integer member: true when absent (*out stays -1) or an integer >= lo. */
+static bool opt_int(const json_t *obj, const char *key, json_int_t lo, json_int_t hi, json_int_t *out) {
+    const json_t *v = json_object_get(obj, key);
+    *out = -1;
+    if (!v) return true;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) return false;
+    *out = json_integer_value(v);
+    return true;
+}
+
+static json_t *int_or_null(json_int_t v) { return v >= 0 ? json_integer(v) : json_null(); }
+
+/* Checks one hardware object and builds its whitelisted copy in *out (new reference).
+ * Present facts must be well formed and agree (gpu_count with the gpus listed); missing
+ * ones are null and make the source "partial". Returns false with `why` filled (a field
+ * path below the object, e.g. ".gpus[0] is invalid"). */
+static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n) {
+    *out = NULL;
+    if (!json_is_object(h)) { snprintf(why, why_n, " is not an object"); return false; }
+    bool whole = true;
+    const json_t *cpu = json_object_get(h, "cpu");
+    json_t *cpu_out = json_null();
+    if (cpu) {
+        const json_t *model = json_object_get(cpu, "model");
+        json_int_t cores;
+        const char *what;
+        if (!json_is_object(cpu) || (model && !is_name(json_string_value(model), 128)) ||
+            !opt_int(cpu, "cores", 1, 1 << 24, &cores)) {
+            snprintf(why, why_n, ".cpu is invalid");
+            return false;
+        }
+        if ((what = manifest_private(json_string_value(model)))) {
+            snprintf(why, why_n, ".cpu.model holds %s", what);
+            return false;
+        }
+        whole = whole && model && cores > 0;
+        cpu_out = json_pack("{s:o,s:o}", "model", model ? json_string(json_string_value(model)) : json_null(), "cores",
+                            int_or_null(cores));
+    } else {
+        whole = false;
+    }
+    json_int_t mem, count;
+    bool ok = opt_int(h, "memory_bytes", 1, INT64_MAX, &mem) && opt_int(h, "gpu_count", 0, 1 << 16, &count);
+    const json_t *gpus = json_object_get(h, "gpus");
+    if (ok && gpus && !json_is_array(gpus)) ok = false;
+    if (!ok) {
+        json_decref(cpu_out);
+        snprintf(why, why_n, ".memory_bytes, .gpus or .gpu_count is invalid");
+        return false;
+    }
+    if (gpus && count >= 0 && (size_t)count != json_array_size(gpus)) {
+        json_decref(cpu_out);
+        snprintf(why, why_n, ".gpus and .gpu_count disagree");
+        return false;
+    }
+    whole = whole && mem > 0 && (gpus || count == 0);
+    json_t *gpus_out = json_array();
+    size_t i;
+    const json_t *g;
+    json_array_foreach(gpus, i, g) {
+        const char *name = json_get_str(g, "name", NULL);
+        json_int_t gm, gc;
+        if (!is_name(name, 128) || strstr(name, "GPU-") || !opt_int(g, "memory_bytes", 0, INT64_MAX, &gm) ||
+            !opt_int(g, "cores", 0, 1 << 24, &gc)) {
+            json_decref(cpu_out);
+            json_decref(gpus_out);
+            snprintf(why, why_n, ".gpus[%zu] is invalid", i);
+            return false;
+        }
+        const char *what = manifest_private(name);
+        if (what) {
+            json_decref(cpu_out);
+            json_decref(gpus_out);
+            snprintf(why, why_n, ".gpus[%zu].name holds %s", i, what);
+            return false;
+        }
+        whole = whole && gm >= 0 && gc >= 0;
+        json_array_append_new(gpus_out, json_pack("{s:s,s:o,s:o}", "name", name, "memory_bytes", int_or_null(gm), "cores",
+                                                  int_or_null(gc)));
+    }
+    json_int_t n_gpus = gpus ? (json_int_t)json_array_size(gpus) : count;
+    *out = json_pack("{s:s,s:o,s:o,s:o,s:o}", "source", whole ? "attested" : "partial", "cpu", cpu_out, "memory_bytes",
+                     int_or_null(mem), "gpus", gpus_out, "gpu_count", int_or_null(n_gpus));
+    return *out != NULL;
+}
+
+/* An optional short name: true when absent ("" in out) or well formed (copied). */
+static bool opt_name(const json_t *d, const char *key, char *out, size_t n) {
+    const json_t *v = json_object_get(d, key);
+    out[0] = '\0';
+    if (!v) return true;
+    if (!is_name(json_string_value(v), n)) return false;
+    snprintf(out, n, "%s", json_string_value(v));
+    return true;
+}
+
 pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     pacer_err rc = PACER_OK;
     memset(m, 0, sizeof *m);
     json_t *d = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-    json_t *hw = NULL, *gpus_out = NULL, *hashes = NULL;
-    if (!json_is_object(d)) { snprintf(m->reason, sizeof m->reason, "manifest is not a JSON object"); rc = PACER_ERR_PARSE; goto out; }
-    if (json_get_int(d, "manifest_version", 0) != 1) MFAIL("manifest_version is not 1");
-    const char *backend = json_get_str(d, "backend", NULL);
-    bool known = false;
-    for (int i = 0; backend && sanitize_backends[i]; i++) known = known || strcmp(backend, sanitize_backends[i]) == 0;
-    if (!known) MFAIL("backend is missing or unknown");
-    const char *platform = json_get_str(d, "platform", NULL);
-    if (!is_name(platform, sizeof m->platform)) MFAIL("platform is missing or invalid");
-    const char *what;
-    if ((what = manifest_private(platform))) MFAIL("platform holds %s", what);
-    const char *rev = json_get_str(d, "revision", NULL);
-    if (!is_name(rev, sizeof m->revision)) MFAIL("revision is missing or invalid");
-    for (const char *p = rev; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') MFAIL("revision has invalid characters");
-    if ((what = manifest_private(rev))) MFAIL("revision holds %s", what);
-    json_t *rank = json_object_get(d, "rank_count");
-    if (!json_is_integer(rank) || json_integer_value(rank) < 1 || json_integer_value(rank) > 4096) MFAIL("rank_count is missing or invalid");
-    json_t *h = json_object_get(d, "hardware");
-    if (!json_is_object(h)) MFAIL("hardware is missing");
-    json_t *cpu = json_object_get(h, "cpu");
-    const char *cpu_model = json_get_str(cpu, "model", NULL);
-    json_t *cores = json_object_get(cpu, "cores");
-    if (!is_name(cpu_model, 128) || !json_is_integer(cores) || json_integer_value(cores) < 1) MFAIL("hardware.cpu is missing or invalid");
-    if ((what = manifest_private(cpu_model))) MFAIL("hardware.cpu.model holds %s", what);
-    json_t *mem = json_object_get(h, "memory_bytes");
-    if (!json_is_integer(mem) || json_integer_value(mem) < 1) MFAIL("hardware.memory_bytes is missing or invalid");
-    json_t *gpus = json_object_get(h, "gpus");
-    json_t *gcount = json_object_get(h, "gpu_count");
-    if (!json_is_array(gpus) || !json_is_integer(gcount) || (size_t)json_integer_value(gcount) != json_array_size(gpus))
-        MFAIL("hardware.gpus / gpu_count are missing or disagree");
-    gpus_out = json_array();
+    json_t *hw = NULL, *ranks_out = NULL, *hashes = NULL;
+    char why[128];
     size_t i;
     json_t *g;
-    json_array_foreach(gpus, i, g) {
-        const char *name = json_get_str(g, "name", NULL);
-        json_t *gm = json_object_get(g, "memory_bytes"), *gc = json_object_get(g, "cores");
-        if (!is_name(name, 128) || strstr(name, "GPU-") || !json_is_integer(gm) || json_integer_value(gm) < 0 ||
-            !json_is_integer(gc) || json_integer_value(gc) < 0)
-            MFAIL("hardware.gpus[%zu] is invalid", i);
-        if ((what = manifest_private(name))) MFAIL("hardware.gpus[%zu].name holds %s", i, what);
-        json_array_append_new(gpus_out, json_pack("{s:s,s:I,s:I}", "name", name, "memory_bytes",
-                                                  json_integer_value(gm), "cores", json_integer_value(gc)));
+    if (!json_is_object(d)) { snprintf(m->reason, sizeof m->reason, "manifest is not a JSON object"); rc = PACER_ERR_PARSE; goto out; }
+    if (json_get_int(d, "manifest_version", 0) != 1) MFAIL("manifest_version is not 1");
+    if (!opt_name(d, "backend", m->backend, sizeof m->backend)) MFAIL("backend is invalid");
+    bool known = !m->backend[0];
+    for (int k = 0; m->backend[0] && sanitize_backends[k]; k++) known = known || strcmp(m->backend, sanitize_backends[k]) == 0;
+    if (!known) MFAIL("backend is unknown");
+    const char *what;
+    if (!opt_name(d, "platform", m->platform, sizeof m->platform)) MFAIL("platform is invalid");
+    if ((what = manifest_private(m->platform[0] ? m->platform : NULL))) MFAIL("platform holds %s", what);
+    if (!opt_name(d, "revision", m->revision, sizeof m->revision)) MFAIL("revision is invalid");
+    for (const char *p = m->revision; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') MFAIL("revision has invalid characters");
+    if ((what = manifest_private(m->revision[0] ? m->revision : NULL))) MFAIL("revision holds %s", what);
+    if (!opt_name(d, "python_version", m->python_version, sizeof m->python_version)) MFAIL("python_version is invalid");
+    if ((what = manifest_private(m->python_version[0] ? m->python_version : NULL))) MFAIL("python_version holds %s", what);
+    json_int_t ranks;
+    if (!opt_int(d, "rank_count", 1, MANIFEST_MAX_RANKS, &ranks)) MFAIL("rank_count is invalid");
+    m->rank_count = ranks > 0 ? (int)ranks : 0;
+    json_t *h = json_object_get(d, "hardware");
+    if (h && !hardware_copy(h, &hw, why, sizeof why)) MFAIL("hardware%s", why);
+    json_t *rk = json_object_get(d, "ranks");
+    if (rk) {
+        if (!json_is_array(rk) || json_array_size(rk) < 1 || json_array_size(rk) > MANIFEST_MAX_RANKS) MFAIL("ranks is invalid");
+        if (m->rank_count && (size_t)m->rank_count != json_array_size(rk)) MFAIL("ranks and rank_count disagree");
+        m->rank_count = (int)json_array_size(rk);
+        ranks_out = json_array();
+        json_array_foreach(rk, i, g) {
+            json_t *one;
+            if (!hardware_copy(json_object_get(g, "hardware"), &one, why, sizeof why)) MFAIL("ranks[%zu].hardware%s", i, why);
+            json_array_append_new(ranks_out, one);
+        }
     }
     json_t *ck = json_object_get(d, "checkpoint");
     json_t *sums = json_object_get(ck, "sha256");
-    if (!json_is_array(sums) || json_array_size(sums) < 1 || json_array_size(sums) > 256) MFAIL("checkpoint.sha256 is missing");
-    hashes = json_array();
+    if (ck && (!json_is_object(ck) || (sums && (!json_is_array(sums) || json_array_size(sums) > 256))))
+        MFAIL("checkpoint.sha256 is invalid");
     json_array_foreach(sums, i, g) {
         if (!is_hex64(json_string_value(g))) MFAIL("checkpoint.sha256[%zu] is not a SHA-256", i);
+        if (!hashes) hashes = json_array();
         json_array_append_new(hashes, json_string(json_string_value(g)));
     }
-    hw = json_pack("{s:s,s:{s:s,s:I},s:I,s:O,s:I}", "source", "attested", "cpu", "model", cpu_model, "cores",
-                   json_integer_value(cores), "memory_bytes", json_integer_value(mem), "gpus", gpus_out, "gpu_count",
-                   json_integer_value(gcount));
-    snprintf(m->backend, sizeof m->backend, "%s", backend);
-    snprintf(m->platform, sizeof m->platform, "%s", platform);
-    snprintf(m->revision, sizeof m->revision, "%s", rev);
-    m->rank_count = (int)json_integer_value(rank);
+    m->version = 1;
     m->hardware = hw;
+    m->rank_hardware = ranks_out;
     m->checkpoint_hashes = hashes;
-    hw = hashes = NULL;
+    hw = ranks_out = hashes = NULL;
     m->accepted = true;
 out:
+    if (!m->accepted) {
+        m->backend[0] = m->platform[0] = m->revision[0] = m->python_version[0] = '\0';
+        m->rank_count = 0;
+    }
     if (!m->accepted && len) m->rejected_text = strndup(text, len); /* NULL on OOM: only the log loses it */
-    json_decref(gpus_out);
     json_decref(hw);
+    json_decref(ranks_out);
     json_decref(hashes);
     json_decref(d);
     return rc;
@@ -148,8 +238,9 @@ pacer_err manifest_fetch(const char *base_url, const volatile sig_atomic_t *canc
 void manifest_free(manifest *m) {
     if (!m) return;
     json_decref(m->hardware);
+    json_decref(m->rank_hardware);
     json_decref(m->checkpoint_hashes);
     free(m->rejected_text);
-    m->hardware = m->checkpoint_hashes = NULL;
+    m->hardware = m->rank_hardware = m->checkpoint_hashes = NULL;
     m->rejected_text = NULL;
 }

@@ -77,6 +77,9 @@ const receipt_fact_field receipt_fact_fields[] = {
      "*.bin when there are none); attached runs: the SHA-256 strings an accepted manifest attests"},
     {"model.checkpoint_hashes[].file", JSON_STRING, false, NULL, "file name inside the checkpoint, never a path"},
     {"model.checkpoint_hashes[].sha256", JSON_STRING, false, NULL, "SHA-256 of the file, 64 lowercase hex digits"},
+    {"settings.sequence_slots", JSON_INTEGER, true, NULL,
+     "managed runs: the sequence slots the engine was started with (1: it decodes one request at a time); null "
+     "in attached runs"},
     {"hardware.volume.read_sample", JSON_OBJECT, false, "read sample",
      "managed runs and `pacer probe --read-sample`: the uncached read of the (largest) weight file, taken before "
      "the engine starts; absent with --no-read-sample"},
@@ -390,7 +393,9 @@ bool receipt_rejudge(const rules_context *ctx, const attempt_sample *s, attempt_
 
 #define VFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
-pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) {
+pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) { return receipt_validate_suite(r, NULL, err, err_len); }
+
+pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *err, size_t err_len) {
     pacer_err rc = PACER_OK;
     suite s;
     memset(&s, 0, sizeof s);
@@ -408,12 +413,25 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) {
     json_t *js = json_object_get(r, "suite");
     const char *sid = json_get_str(js, "id", ""), *sdig = json_get_str(js, "digest", "");
     char want[65];
-    if (suite_builtin_digest(sid, want) != PACER_OK)
-        VFAIL("suite check failed: unknown suite '%s' (only built-in suites can be validated)", sid);
-    if (strcmp(want, sdig) != 0)
-        VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, sid, want);
-    rc = suite_load(sid, &s, lerr, sizeof lerr);
-    if (rc) VFAIL("suite check failed: %s", lerr);
+    if (suite_file) {
+        /* the suite file the run used: its digest must be the receipt's */
+        rc = suite_load(suite_file, &s, lerr, sizeof lerr);
+        if (rc) VFAIL("suite check failed: %s", lerr);
+        if (strcmp(s.digest, sdig) != 0 || strcmp(s.id, sid) != 0)
+            VFAIL("digest check failed: the receipt's suite %s (%.16s...) is not %s (%s, %.16s...)", sid, sdig, suite_file,
+                  s.id, s.digest);
+    } else {
+        if (suite_builtin_digest(sid, want) != PACER_OK) {
+            snprintf(err, err_len, "custom suite '%s' (digest %.16s...) not validated: pass --suite FILE, the suite file the run used",
+                     sid, sdig);
+            rc = PACER_ERR_NOT_FOUND;
+            goto out;
+        }
+        if (strcmp(want, sdig) != 0)
+            VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, sid, want);
+        rc = suite_load(sid, &s, lerr, sizeof lerr);
+        if (rc) VFAIL("suite check failed: %s", lerr);
+    }
     if (json_get_int(js, "version", -1) != s.version || json_get_int(js, "rule_version", -1) != s.rule_version)
         VFAIL("suite check failed: version or rule_version differs from %s", sid);
     json_t *set = json_object_get(r, "settings");
@@ -500,6 +518,8 @@ pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) {
         VFAIL("exit check failed: a cancelled attempt in a run not marked cancelled");
     if (json_integer_value(json_object_get(r, "exit_status")) != want_exit)
         VFAIL("exit check failed: exit_status should be %d", want_exit);
+    /* the structural part of ranking; the full rule set (bench/rank.c) is the runner's and
+     * inspect's, so that a board can judge a receipt's standing by its own policy */
     bool ranked = json_is_true(json_object_get(r, "ranked"));
     if (ranked && (!standard || any_incomplete || cancelled ||
                    strcmp(json_get_str(json_object_get(r, "hardware"), "source", "unknown"), "unknown") == 0))

@@ -106,6 +106,11 @@ bool receipt_numbers_close(const json_t *a, const json_t *b);
  * digest (must be a built-in one, matching its id), every attempt re-judged, aggregates
  * recomputed, cell statuses and exit status. On failure `err` says which check failed. */
 pacer_err receipt_validate(const json_t *r, char *err, size_t err_len);
+/* The same, for a receipt of a suite file: `suite_file` (NULL: built-in suites only) is
+ * loaded and must have the receipt's suite id and digest, then the receipt is judged by it.
+ * A receipt of a custom suite validated without its file: PACER_ERR_NOT_FOUND, and `err`
+ * says it was not validated (nothing is wrong with it as far as is known). */
+pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *err, size_t err_len);
 
 /* Parses receipt text (does no I/O). New reference in *out. */
 pacer_err receipt_parse(const char *text, size_t len, json_t **out, char *err, size_t err_len);

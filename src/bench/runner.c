@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "bench/rank.h"
 #include "bench/receipt.h"
 #include "bench/rules.h"
 #include "bench/runlog.h"
@@ -51,6 +52,12 @@ static int runner_cells(const runner_options *o, runner_cell *cells, int max) {
         }
     }
     return n;
+}
+
+/* Every workload goes to the chat route: --chat-only, or (v2 rules: "families without a
+ * raw-text mode send the code prompt as one chat user message") the server declared so. */
+static bool runner_chat_only(const runner_options *o) {
+    return o->chat_only || (o->no_raw_text && o->suite->rule_version >= 2);
 }
 
 static json_t *str_or_unknown(const char *s) { return json_string(s && *s ? s : "unknown"); }
@@ -97,8 +104,68 @@ static void runner_log_text(void *ctx, const char *what, const char *text, size_
     if (l->path) (void)runlog_append(l->path, header, text, n); /* a log that cannot be written loses no measurement */
 }
 
+/* The checkpoint facts of `model`: revision (attested by the manifest, else the snapshot a
+ * managed run loaded), weight-file digests, format, and the client's declarations. */
+static json_t *runner_model(const runner_options *o, const manifest *m, const sanitize_context *san) {
+    json_t *hashes = json_array();
+    if (m && m->checkpoint_hashes) json_array_extend(hashes, m->checkpoint_hashes);
+    for (size_t i = 0; !m && i < o->n_checkpoint_files; i++)
+        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_files[i].file, "sha256",
+                                                o->checkpoint_files[i].sha256));
+    bool attested = m && m->revision[0];
+    const char *revision = attested ? m->revision : o->revision ? o->revision : "unknown";
+    const char *revision_source = attested ? "attested" : o->revision ? "cache-snapshot" : "unknown";
+    bool attached = strcmp(o->mode, "attached") == 0;
+    /* the served name is what the server calls the model: often a path on its host */
+    char served[ATTEMPT_MESSAGE_MAX];
+    if (o->served_model) sanitize_text(san, o->served_model, strlen(o->served_model), served, sizeof served);
+    json_t *model = json_pack("{s:o,s:s,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id), "id_source",
+                              attached ? "declared" : "loaded", "served_model_id",
+                              o->served_model ? json_string(served) : json_null(), "revision", revision,
+                              "revision_source", revision_source, "checkpoint_hashes", hashes, "publishable",
+                              !o->local_model);
+    if (!m && o->checkpoint_format) json_object_set_new(model, "checkpoint_format", json_string(o->checkpoint_format));
+    if (attached) /* a client declaration, never checked against the server */
+        json_object_set_new(model, "declared_context", o->declared_context > 0 ? json_integer(o->declared_context) : json_null());
+    return model;
+}
+
+/* backend, platform, hardware, manifest and ranks: each attested fact of an accepted
+ * manifest, else what a managed run knows or the user declared, else unknown. */
+static void runner_provenance(json_t *r, const runner_options *o, const manifest *m) {
+    bool m_backend = m && m->backend[0];
+    bool backend_attested = m_backend && (!o->backend || strcmp(o->backend, m->backend) == 0);
+    const char *backend = backend_attested ? m->backend : o->backend;
+    json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name", str_or_unknown(backend), "source",
+                                                backend_attested ? "attested"
+                                                : o->backend     ? (o->backend_source ? o->backend_source : "declared")
+                                                                 : "unknown"));
+    bool platform_attested = m && m->platform[0];
+    json_object_set_new(r, "platform", json_pack("{s:o,s:s}", "name", str_or_unknown(platform_attested ? m->platform : o->platform),
+                                                 "source", platform_attested ? "attested" : o->platform ? "declared" : "unknown"));
+    json_t *hw = NULL;
+    if (m && m->hardware) hw = json_deep_copy(m->hardware);
+    else if (!m && o->hardware) hw = json_deep_copy(o->hardware);
+    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
+    json_object_set_new(r, "hardware", hw);
+    json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o,s:o,s:o}", "status",
+                                                 !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
+                                                 o->manifest ? o->manifest->reason : "", "version",
+                                                 m ? json_integer(m->version) : json_null(), "rank_count",
+                                                 m && m->rank_count ? json_integer(m->rank_count) : json_null(), "backend",
+                                                 m_backend ? json_string(m->backend) : json_null()));
+    /* the group: a managed run starts one engine process; an attached one has what its
+     * manifest attests, each rank's hardware included, so a run of many ranks can be read */
+    json_t *ranks;
+    if (!m && strcmp(o->mode, "managed") == 0) ranks = json_pack("{s:i,s:s}", "count", 1, "source", "managed");
+    else if (m && m->rank_count) ranks = json_pack("{s:i,s:s}", "count", m->rank_count, "source", "attested");
+    else ranks = json_pack("{s:n,s:s}", "count", "source", "unknown");
+    if (m && m->rank_hardware) json_object_set_new(ranks, "hardware", json_deep_copy(m->rank_hardware));
+    json_object_set_new(r, "ranks", ranks);
+}
+
 static json_t *runner_header(const runner_options *o, const char *run_id, bool standard, int reps, int warmups,
-                             int tokens, json_t *unranked, const sanitize_context *san) {
+                             int tokens, const sanitize_context *san) {
     const suite *s = o->suite;
     const manifest *m = o->manifest && o->manifest->accepted ? o->manifest : NULL;
     char utc[21];
@@ -112,55 +179,20 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_object_set_new(r, "engine", o->engine ? json_string(o->engine) : json_null());
     json_object_set_new(r, "suite", json_pack("{s:s,s:i,s:i,s:s,s:b}", "id", s->id, "version", s->version,
                                               "rule_version", s->rule_version, "digest", s->digest, "standard", standard));
-    json_t *hashes = m ? json_deep_copy(m->checkpoint_hashes) : json_array();
-    for (size_t i = 0; !m && i < o->n_checkpoint_files; i++)
-        json_array_append_new(hashes, json_pack("{s:s,s:s}", "file", o->checkpoint_files[i].file, "sha256",
-                                                o->checkpoint_files[i].sha256));
-    const char *revision = m ? m->revision : o->revision ? o->revision : "unknown";
-    const char *revision_source = m ? "attested" : o->revision ? "cache-snapshot" : "unknown";
-    /* the served name is what the server calls the model: often a path on its host */
-    char served[ATTEMPT_MESSAGE_MAX];
-    if (o->served_model) sanitize_text(san, o->served_model, strlen(o->served_model), served, sizeof served);
-    json_object_set_new(r, "model", json_pack("{s:o,s:o,s:s,s:s,s:o,s:b}", "id", str_or_unknown(o->public_id),
-                                              "served_model_id", o->served_model ? json_string(served) : json_null(),
-                                              "revision", revision, "revision_source", revision_source,
-                                              "checkpoint_hashes", hashes, "publishable", !o->local_model));
-    if (!m && o->checkpoint_format)
-        json_object_set_new(json_object_get(r, "model"), "checkpoint_format", json_string(o->checkpoint_format));
-    if (o->local_model) json_array_append_new(unranked, json_string("local model: unpublishable"));
+    json_object_set_new(r, "model", runner_model(o, m, san));
     json_object_set_new(r, "engine_version", o->engine_version ? json_string(o->engine_version) : json_null());
-    json_object_set_new(r, "python_version", o->python_version ? json_string(o->python_version) : json_null());
-    bool backend_attested = m && o->backend && strcmp(o->backend, m->backend) == 0;
-    if (m && !o->backend) backend_attested = true;
-    json_object_set_new(r, "backend", json_pack("{s:o,s:s}", "name",
-                                                str_or_unknown(backend_attested && !o->backend ? m->backend : o->backend),
-                                                "source", backend_attested ? "attested" : o->backend ? "declared" : "unknown"));
-    if (m && o->backend && !backend_attested)
-        json_array_append_new(unranked, json_string("declared backend differs from the manifest's"));
-    json_object_set_new(r, "platform", json_pack("{s:o,s:s}", "name", str_or_unknown(m ? m->platform : o->platform),
-                                                 "source", m ? "attested" : o->platform ? "declared" : "unknown"));
-    json_t *hw = NULL;
-    if (m) hw = json_deep_copy(m->hardware);
-    else if (o->hardware) hw = json_deep_copy(o->hardware);
-    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
-    json_object_set_new(r, "hardware", hw);
-    json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o}", "status",
-                                                 !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
-                                                 o->manifest ? o->manifest->reason : "",
-                                                 "rank_count", m ? json_integer(m->rank_count) : json_null()));
-    if (!m && !o->hardware)
-        json_array_append_new(unranked, json_string(o->manifest ? "no accepted manifest: hardware and revision unknown"
-                                                                : "hardware and revision unknown"));
-    if (m && m->rank_count > 2) json_array_append_new(unranked, json_string("rank count above 2"));
-    if (o->load) json_array_append_new(unranked, json_string("load sweep: not a suite run"));
-    else if (!standard) json_array_append_new(unranked, json_string("non-standard run (custom --reps/--tokens/--temperatures)"));
+    const char *python = m && m->python_version[0] ? m->python_version : o->python_version;
+    json_object_set_new(r, "python_version", str_or_unknown(python));
+    runner_provenance(r, o, m);
     json_t *temps = json_array();
     json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b,s:o}", "repetitions", reps, "warmups",
                                                  warmups, "max_tokens", tokens, "temperatures", temps, "chat_only",
-                                                 o->chat_only, "thinking_disabled", s->thinking_disabled,
+                                                 runner_chat_only(o), "thinking_disabled", s->thinking_disabled,
                                                  "prompt_cache_disabled", s->prompt_cache_disabled, "drafter_passed",
                                                  o->drafter_passed, "drafter",
                                                  o->drafter_id ? json_string(o->drafter_id) : json_null()));
+    json_object_set_new(json_object_get(r, "settings"), "sequence_slots",
+                        o->sequence_slots > 0 ? json_integer(o->sequence_slots) : json_null());
     return r;
 }
 
@@ -192,7 +224,7 @@ static pacer_err runner_load(const runner_options *o, const runner_cell *cells, 
     if (!c) c = &cells[0];
     load_options lo = *o->load;
     int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
-    attempt_route route = o->chat_only ? ATTEMPT_ROUTE_CHAT : c->w->route;
+    attempt_route route = runner_chat_only(o) ? ATTEMPT_ROUTE_CHAT : c->w->route;
     snprintf(log->where, sizeof log->where, "load sweep %s/%s", c->w->name, c->st.name);
     lo.request = runner_request(o, c, max_tokens, route, san, log);
     lo.rules = (rules_context){o->suite->rule_version, max_tokens, c->st.temperature == 0.0,
@@ -239,9 +271,8 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
         snprintf(log.where, sizeof log.where, "manifest");
         runner_log_text(&log, "rejected", o->manifest->rejected_text, strlen(o->manifest->rejected_text));
     }
-    json_t *unranked = json_array();
     json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens,
-                              unranked, san);
+                              san);
     json_t *temps = json_object_get(json_object_get(r, "settings"), "temperatures");
     for (int i = 0; i < (o->n_temps ? o->n_temps : s->n_settings); i++)
         json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
@@ -251,7 +282,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     if (o->load) {
         pacer_err rc = runner_load(o, cells, n_cells, r, san, &log, out, err, err_len);
         if (rc) {
-            json_decref(jcells), json_decref(r), json_decref(drafts), json_decref(unranked);
+            json_decref(jcells), json_decref(r), json_decref(drafts);
             sanitize_context_free(own_san);
             return rc;
         }
@@ -262,7 +293,7 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
     for (int ci = 0; ci < n_cells && !cancelled; ci++) {
         const runner_cell *c = &cells[ci];
         int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
-        attempt_route route = o->chat_only ? ATTEMPT_ROUTE_CHAT : c->w->route;
+        attempt_route route = runner_chat_only(o) ? ATTEMPT_ROUTE_CHAT : c->w->route;
         rules_context ctx = {s->rule_version, max_tokens, c->st.temperature == 0.0, s->natural_stop_min_tokens};
         json_t *atts = json_array(), *reasons = json_array();
         bool cell_ok = true;
@@ -282,7 +313,6 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
             if (rc) {
                 snprintf(err, err_len, "attempt could not be run: %s", pacer_strerror(rc));
                 json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
-                json_decref(unranked);
                 sanitize_context_free(own_san);
                 return rc;
             }
@@ -318,12 +348,12 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
         json_object_set_new(jc, "aggregates", receipt_cell_aggregates(atts, reps));
         json_array_append_new(jcells, jc);
     }
-    if (cancelled) json_array_append_new(unranked, json_string("run cancelled"));
-    if (any_incomplete) json_array_append_new(unranked, json_string(o->load ? "incomplete load levels" : "incomplete cells"));
     json_object_set_new(r, "cells", jcells);
     json_object_set_new(r, "cancelled", json_boolean(cancelled));
     out->exit_status = cancelled ? 130 : any_incomplete ? 2 : 0;
     json_object_set_new(r, "exit_status", json_integer(out->exit_status));
+    json_t *unranked = json_array();
+    rank_reasons(r, s, unranked); /* from the receipt's own facts, as the validator judges them */
     json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
     json_object_set_new(r, "unranked_reasons", unranked);
     if (receipt_drafts_finish(drafts)) drafts_lost = true;

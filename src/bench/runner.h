@@ -36,6 +36,8 @@ typedef struct runner_options {
     const char *mode;           /* "attached" | "managed" */
     const char *engine;         /* engine name for managed runs; NULL when attached */
     const char *backend;        /* declared backend; NULL: "unknown" */
+    const char *backend_source; /* NULL: "declared"; managed runs: "reported" when the engine said */
+    int sequence_slots;         /* managed: the engine's sequence slots (1); 0: not recorded (null) */
     const char *platform;       /* declared platform; NULL: "unknown" */
     const json_t *hardware;     /* borrowed: hardware object with "source" (e.g. a probe); NULL: unknown */
     const manifest *manifest;   /* borrowed: attached runs; NULL: none fetched */
@@ -47,14 +49,19 @@ typedef struct runner_options {
     size_t n_checkpoint_files;
     bool local_model;           /* a local path: the receipt is unpublishable */
     const char *engine_version; /* managed: the engine's version */
-    const char *python_version; /* managed: "none" for engines without Python */
+    const char *python_version; /* managed: "none" for engines without Python; NULL: "unknown"
+                                 * (an accepted manifest's python_version wins) */
+    int declared_context;       /* attached: --context N, a client declaration; 0: none */
     const char *api_key;
     const char *server_tok_s_field, *prefill_ms_field; /* attempt_request's; NULL: defaults */
     const char *client_version;
     int reps, warmups, tokens;  /* 0: the suite's */
     int n_temps;                /* 0: the suite's settings */
     double temps[RUNNER_MAX_TEMPS];
-    bool chat_only;             /* the server has no raw-text mode (v2 only) */
+    bool chat_only;             /* --chat-only: the server has no raw-text mode (v2 only) */
+    bool no_raw_text;           /* the server declared its model takes no raw text (managed:
+                                 * /v1/models "raw_text": false): under v2 rules the raw-text
+                                 * workloads go to the chat route, as with chat_only */
     bool drafter_passed;
     const char *drafter_id;     /* "ORG/NAME@COMMIT" of a cached drafter; NULL: none or a local path (never named) */
     int64_t idle_timeout_ms;    /* 0: attempt default */

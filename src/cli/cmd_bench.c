@@ -15,6 +15,7 @@
 #include "base/sha256.h"
 #include "bench/inspect.h"
 #include "bench/manifest.h"
+#include "bench/rank.h"
 #include "bench/receipt.h"
 #include "bench/runlog.h"
 #include "bench/runner.h"
@@ -87,27 +88,32 @@ static int bench_suites(void) {
 
 static int bench_inspect(int argc, char **argv) {
     static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'}, {"suite", required_argument, 0, 's'},
+        {0, 0, 0, 0}};
     inspect_format fmt = INSPECT_TEXT;
-    const char *path = NULL;
+    const char *path = NULL, *suite_file = NULL;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'j') fmt = INSPECT_JSON;
+        else if (c == 's') suite_file = optarg;
         else if (c == 'f' && inspect_format_parse(optarg, &fmt)) continue;
         else if (c == 'f') { cli_error("bench inspect: --format must be text, json, csv or md"); return 1; }
         else { cli_error("bench inspect: unexpected argument '%s'", argv[optind - 1]); return 1; }
     }
     if (optind < argc) path = argv[optind++];
     if (optind < argc) { cli_error("bench inspect: unexpected argument '%s'", argv[optind]); return 1; }
-    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--format text|json|csv|md]"); return 1; }
+    if (!path) { cli_error("usage: pacer bench inspect RECEIPT [--format text|json|csv|md] [--suite FILE]"); return 1; }
     bool as_json = fmt == INSPECT_JSON;
     json_t *r = NULL, *d = NULL;
-    char err[512];
+    char err[512], not_validated[600] = "";
     int status = 1;
     if (receipt_read(path, &r, err, sizeof err)) { cli_error("%s: %s", path, err); goto out; }
-    if (receipt_validate(r, err, sizeof err)) { cli_error("%s: refused: %s", path, err); goto out; }
+    pacer_err vrc = receipt_validate_suite(r, suite_file, err, sizeof err);
+    if (vrc == PACER_ERR_NOT_FOUND) snprintf(not_validated, sizeof not_validated, "%s", err); /* shown, not refused */
+    else if (vrc) { cli_error("%s: refused: %s", path, err); goto out; }
+    if (not_validated[0]) fprintf(stderr, "pacer: %s: %s\n", path, not_validated);
     if (as_json) {
         char *t = json_dumps(r, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
         if (t) puts(t);
@@ -131,6 +137,7 @@ static int bench_inspect(int argc, char **argv) {
     }
     if (inspect_render(r, d, &b) == PACER_OK) {
         fputs(b.data ? b.data : "", stdout);
+        if (not_validated[0]) printf("\nnot validated: %s\n", not_validated);
         status = 0;
     }
     buf_free(&b);
@@ -244,15 +251,19 @@ static const char bench_usage[] =
     "         its GB/s recorded (--no-read-sample: not taken);\n"
     "         --drafter auto (default) passes ORG/NAME-drafter when the model is a cached repo\n"
     "         and that repo is cached too; a path or REPO names one; --serial turns drafting off\n"
+    "         (pacer serve's own n-gram lookup too); the engine gets one sequence slot\n"
     "         none: the demo (a small synthesized model on the builtin engine)\n"
     "       pacer bench PUBLIC_ID --server URL --model-id NAME [--suite community-v2|community-v1|FILE]\n"
     "                   [--reps N] [--tokens N] [--temperatures LIST] [--chat-only] [--backend B]\n"
-    "                   [--output FILE]\n"
+    "                   [--context N] [--output FILE]\n"
+    "         --model-id, PUBLIC_ID and --context N (the server's context length) are recorded as\n"
+    "         declarations, never checked against the server\n"
     "         --publish [--yes] [--upload-url URL]: publish the receipt when the run is done\n"
     "         (what a board would refuse is refused before the run)\n"
     BENCH_LOAD_USAGE
     "       pacer bench suites\n"
-    "       pacer bench inspect RECEIPT [--format text|json|csv|md] (--json: --format json)\n"
+    "       pacer bench inspect RECEIPT [--format text|json|csv|md] (--json: --format json) [--suite FILE]\n"
+    "         --suite FILE: validate a receipt of a suite file against that file (same digest)\n"
     "       pacer bench publish RECEIPT [--yes] [--upload-url URL] | login [--token-stdin] | logout\n\n"
     "exit status: 0 every attempt complete; 1 error; 2 the saved receipt holds incomplete attempts;\n"
     "130 cancelled with Ctrl-C (receipt saved); 143 / 129 SIGTERM / SIGHUP (no receipt)\n";
@@ -261,10 +272,11 @@ static const char bench_usage[] =
  * failure is said and marks *self_invalid, the receipt is still saved so it can be
  * examined), writes the receipt and drafts files, and prints the cell table, why anything is
  * unranked or incomplete, and where things went. Returns 0, or 1 when nothing was saved. */
-static int bench_save_and_report(const suite *s, const runner_result *res, const char *output, const char *run_id,
-                                 const char *server_log, char *path, size_t path_len, bool *self_invalid) {
+static int bench_save_and_report(const suite *s, const char *suite_file, const runner_result *res, const char *output,
+                                 const char *run_id, const char *server_log, char *path, size_t path_len,
+                                 bool *self_invalid) {
     char err[512], dpath[4500];
-    if (s->builtin && receipt_validate(res->receipt, err, sizeof err)) {
+    if (receipt_validate_suite(res->receipt, suite_file, err, sizeof err)) {
         cli_error("internal error: the receipt fails its own validation: %s", err);
         *self_invalid = true; /* still saved below, so that the failure can be examined */
     }
@@ -288,6 +300,10 @@ static int bench_save_and_report(const suite *s, const runner_result *res, const
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(res->receipt, "unranked_reasons"), i, v) printf("unranked: %s\n", json_string_value(v));
+    json_t *warnings = json_array();
+    rank_public_warnings(res->receipt, warnings);
+    json_array_foreach(warnings, i, v) printf("warning: %s\n", json_string_value(v));
+    json_decref(warnings);
     /* why a cell is incomplete, in pacer's words and the server's (e.g. a greedy-only engine refusing sampling) */
     json_array_foreach(json_object_get(res->receipt, "cells"), i, v) bench_print_incomplete(v);
     if (access(server_log, F_OK) == 0) printf("server messages in full: ~/%s/%s/%s\n", RUNLOG_ROOT, run_id, RUNLOG_SERVER_FILE);
@@ -313,6 +329,7 @@ int cmd_bench(int argc, char **argv) {
         {"startup-timeout", required_argument, 0, 'U'}, {"threads", required_argument, 0, 'N'},
         {"no-read-sample", no_argument, 0, 'R'}, {"publish", no_argument, 0, 'P'},
         {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'}, BENCH_LOAD_OPTIONS,
+        {"context", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     managed_args ma = {0};
     bench_load_cli lc = {0};
@@ -338,6 +355,7 @@ int cmd_bench(int argc, char **argv) {
         case 'D': ma.drafter = optarg; break;
         case 'L': ma.serial = true; break;
         case 'R': ma.no_read_sample = true; break;
+        case 'C': if ((o.declared_context = parse_count(optarg, 1, 1 << 30)) < 0) { cli_error("--context: tokens, 1..1073741824"); return 1; } break;
         case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
         case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
         case 'P': publish = true; break;
@@ -356,6 +374,10 @@ int cmd_bench(int argc, char **argv) {
     bool managed = !o.server_url;
     if (managed && o.served_model) {
         cli_error("--model-id names the model of an attached server (--server URL)");
+        return 1;
+    }
+    if (managed && o.declared_context) {
+        cli_error("--context declares an attached server's context length (--server URL)");
         return 1;
     }
     if (!managed && (!o.public_id || !o.served_model)) {
@@ -421,7 +443,9 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "pacer: stopped by signal %d; no receipt saved\n", (int)bench_signal);
         goto out;
     }
-    if (bench_save_and_report(&s, &res, output, run_id, server_log, path, sizeof path, &self_invalid)) goto out;
+    if (bench_save_and_report(&s, s.builtin ? NULL : suite_name, &res, output, run_id, server_log, path, sizeof path,
+                              &self_invalid))
+        goto out;
     status = self_invalid ? 1 : res.exit_status;
     if (status == 130) fprintf(stderr, "pacer: cancelled; the receipt keeps the cancelled attempt\n");
     else if (publish && !self_invalid && cli_publish_after_run(&pub, path, res.receipt)) status = 1;

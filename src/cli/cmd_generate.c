@@ -18,7 +18,7 @@ static const char generate_usage[] =
 
 static int usage(void) {
     cli_error("%s", generate_usage);
-    return 2;
+    return 1;
 }
 
 typedef struct generate_args {
@@ -53,7 +53,7 @@ static int generate_parse(int argc, char **argv, generate_args *a) {
         }
         if (!ok) {
             cli_error("bad value for %s", optarg == argv[optind - 1] && optind >= 2 ? argv[optind - 2] : argv[optind - 1]);
-            return 2;
+            return 1;
         }
     }
     if (optind < argc) a->model = argv[optind++];

@@ -14,11 +14,14 @@
 static const char synth_usage[] =
     "usage: pacer model synth -o FILE [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N]\n"
     "                         [--ctx N] [--rope-theta X] [--eps X] [--type f32|f16|bf16|q8_0|q4_0]\n"
-    "                         [--seed N] [--logit-std X] [--name NAME] [--tokenizer FILE]\n"
+    "                         [--seed N] [--logit-std X] [--name NAME] [--tokenizer FILE] [--text-only]\n"
     "  Writes a seeded random-weight llama-architecture GGUF; the same arguments give the same bytes.\n"
     "  Defaults: dim 128, 2 layers, 4 heads, 4 KV heads, ffn 384, ctx 2048, theta 10000, eps 1e-5,\n"
     "  f16, seed 0, logit std 8. --tokenizer: an HF tokenizer.json (byte-level BPE) or a GGUF whose\n"
-    "  tokenizer.* keys are copied; without it, a byte-level vocabulary of 256 bytes + BOS + EOS.\n";
+    "  tokenizer.* keys are copied; without it, a byte-level vocabulary of 256 bytes + BOS + EOS.\n"
+    "  --text-only: the model generates only pieces that are whole UTF-8 text, never a control token\n"
+    "  (so a reply runs to its token budget) nor a byte of an unfinished character (servers that\n"
+    "  parse their own output, llama-server among them, refuse such text); the demo model is one.\n";
 
 static bool parse_int(const char *s, long min, long max, long *out) {
     char *end;
@@ -59,6 +62,10 @@ static int model_synth(int argc, char **argv) {
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(synth_usage, stdout);
             return 0;
+        }
+        if (strcmp(a, "--text-only") == 0) {
+            p.text_only = true;
+            continue;
         }
         if (i + 1 >= argc) {
             cli_error("model synth: '%s' needs a value (see --help)", a);

@@ -67,12 +67,12 @@ int cmd_probe(int argc, char **argv) {
         } else {
             cli_error("probe: unknown argument '%s'", argv[i]);
             probe_usage(stderr);
-            return 2;
+            return 1;
         }
     }
     if (opt.read_sample && !opt.model_path) {
         cli_error("probe: --read-sample needs --model PATH");
-        return 2;
+        return 1;
     }
     json_t *hw = NULL;
     pacer_err rc = probe_collect(&opt, &hw);

@@ -15,6 +15,8 @@
 #include "cli/cli.h"
 #include "engine/draft.h"
 #include "engine/backend.h"
+#include "engine/kernels.h"
+#include "launch/model.h"
 #include "probe/probe.h"
 #include "server/serve.h"
 
@@ -22,7 +24,11 @@ static const char usage[] =
     "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
     "                   [--no-prompt-cache] [--drafter GGUF] [--serial] [--draft-max N]\n"
     "drafting: n-gram lookup in the prompt and the output by default; --drafter GGUF drafts with\n"
-    "a smaller checkpoint sharing the vocabulary; --serial turns drafting off\n";
+    "a smaller checkpoint sharing the vocabulary; --serial turns drafting off\n"
+    "MODEL: a GGUF file, a directory holding one, or a Hugging Face repo id (REPO[@REVISION]) in\n"
+    "the local cache, as pacer bench takes it. The manifest attests the snapshot loaded;\n"
+    "PACER_CHECKPOINT_REVISION stands in for a file outside the cache (naming another commit\n"
+    "than the snapshot loaded, it attests none)\n";
 
 static volatile sig_atomic_t stop_signal = 0;
 static void on_signal(int sig) { stop_signal = sig; }
@@ -35,6 +41,22 @@ static void hf_revision(const char *path, char *out, size_t n) {
     p += strlen("/snapshots/");
     size_t len = strcspn(p, "/");
     if (len > 0 && len < n) { memcpy(out, p, len); out[len] = 0; }
+}
+
+/* The revision the manifest attests: the snapshot loaded (`snapshot`, "" when the file is in
+ * none); $PACER_CHECKPOINT_REVISION stands in only outside a snapshot, and when it names
+ * another commit than the snapshot loaded, nothing is attested. */
+static void attested_revision(const char *snapshot, char *out, size_t n) {
+    const char *env = getenv("PACER_CHECKPOINT_REVISION");
+    snprintf(out, n, "%s", snapshot);
+    if (!env || !*env) return;
+    if (!snapshot[0]) {
+        snprintf(out, n, "%s", env);
+    } else if (strcmp(env, snapshot) != 0) {
+        fprintf(stderr, "pacer: PACER_CHECKPOINT_REVISION=%s is not the snapshot loaded (%s): no revision attested\n",
+                env, snapshot);
+        out[0] = '\0';
+    }
 }
 
 /* The manifest's hardware object (docs/manifest.md) from the probes, as JSON text (free()
@@ -90,15 +112,35 @@ int cmd_serve(int argc, char **argv) {
         case 't': ok = parse_int(optarg, 0, 1024, &ep.n_threads); break;
         case 'c': ok = parse_int(optarg, 0, 1 << 24, &ep.n_ctx); break;
         case 'm': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.draft_max); break;
-        default: cli_error("unknown option %s", argv[optind - 1]); fputs(usage, stderr); return 2;
+        default: cli_error("unknown option %s", argv[optind - 1]); fputs(usage, stderr); return 1;
         }
-        if (!ok) { cli_error("bad value for %s: %s", argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg); return 2; }
+        if (!ok) { cli_error("bad value for %s: %s", argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg); return 1; }
     }
     if (optind < argc) model = argv[optind++];
-    if (optind < argc) { cli_error("unexpected argument %s", argv[optind]); fputs(usage, stderr); return 2; }
-    if (!model) { fputs(usage, stderr); return 2; }
-    if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 2; }
-    if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 2; }
+    if (optind < argc) { cli_error("unexpected argument %s", argv[optind]); fputs(usage, stderr); return 1; }
+    if (!model) { fputs(usage, stderr); return 1; }
+    /* MODEL as pacer bench takes it: a GGUF file, a directory with one, or REPO[@REVISION]
+     * in the Hugging Face cache (served under the repo's name, its snapshot attested) */
+    char lm_err[1024];
+    launch_model *lm = calloc(1, sizeof *lm);
+    if (!lm) { cli_error("out of memory"); return 1; }
+    if (launch_model_resolve(model, launch_adapter_find("builtin"), lm, lm_err, sizeof lm_err)) {
+        cli_error("%s", lm_err);
+        free(lm);
+        return 1;
+    }
+    static char model_path[PATH_MAX + 260], snapshot[128];
+    if (!launch_model_file_path(lm, 0, model_path, sizeof model_path)) { cli_error("model path too long"); free(lm); return 1; }
+    snprintf(snapshot, sizeof snapshot, "%s", lm->revision);
+    if (!name && lm->repo[0]) {
+        static char repo_name[256];
+        snprintf(repo_name, sizeof repo_name, "%s", lm->repo);
+        name = repo_name;
+    }
+    free(lm);
+    model = model_path;
+    if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 1; }
+    if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 1; }
     if (drafter && o.serial) {
         fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", drafter);
         drafter = NULL;
@@ -128,7 +170,8 @@ int cmd_serve(int argc, char **argv) {
     if (engine_open(model, &ep, &e, err, sizeof err)) { cli_error("%s", err); goto out; }
     engine_backend b;
     if (backend_from_engine(e, &b)) { cli_error("%s: the checkpoint has no usable tokenizer: %s", model, engine_tokenizer_error(e)); goto out; }
-    hf_revision(model, rev, sizeof rev);
+    if (!snapshot[0]) hf_revision(model, snapshot, sizeof snapshot);
+    attested_revision(snapshot, rev, sizeof rev);
     const char *slash = strrchr(model, '/');
     hardware = manifest_hardware(model);
     serve_model_info info = {.id = name ? name : (slash ? slash + 1 : model), .path = model, .sha256 = sha,
@@ -147,8 +190,9 @@ int cmd_serve(int argc, char **argv) {
         info.drafter_sha256 = dsha;
     }
     if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
-    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s)\n", o.host,
-           serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup");
+    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s, kernels %s)\n", o.host,
+           serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup",
+           kern_level_name(kern_get_level()));
     fflush(stdout);
     while (!stop_signal) sigsuspend(&wait_set);
     status = 0;

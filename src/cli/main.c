@@ -2,9 +2,11 @@
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/kernels.h"
 
 static const cli_command cli_commands[] = {
     {"bench", cmd_bench, "run a benchmark suite (no MODEL: the demo)"},
@@ -35,9 +37,30 @@ static void usage(FILE *f) {
     fprintf(f, "\n'pacer COMMAND --help' describes a command.\n");
 }
 
+/* PACER_KERNELS=scalar|avx2|avx512 runs the embedded engine at a lower kernel level than
+ * this CPU's best (every level must give a working engine); a level the CPU lacks, or an
+ * unknown name, is an error. Applies to every command, and so to the engine a managed run
+ * starts (it inherits the environment). */
+static int kernels_from_env(void) {
+    const char *want = getenv("PACER_KERNELS");
+    if (!want || !*want) return 0;
+    for (int l = KERN_SCALAR; l <= KERN_AVX512; l++) {
+        if (strcmp(want, kern_level_name((kern_level)l)) != 0) continue;
+        if ((kern_level)l > kern_detect()) {
+            cli_error("PACER_KERNELS=%s: this CPU has no %s (its best is %s)", want, want, kern_level_name(kern_detect()));
+            return 1;
+        }
+        kern_set_level((kern_level)l);
+        return 0;
+    }
+    cli_error("PACER_KERNELS=%s: expected scalar, avx2 or avx512", want);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     setlocale(LC_ALL, "");
     setlocale(LC_NUMERIC, "C"); /* numbers are always printed with a '.' */
+    if (kernels_from_env()) return 1;
     if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;

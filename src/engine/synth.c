@@ -15,6 +15,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/rng.h"
+#include "base/utf8.h"
 #include "engine/gguf.h"
 #include "engine/gguf_write.h"
 #include "engine/tokenizer.h"
@@ -344,6 +345,66 @@ static pacer_err vocab_write(gguf_writer *w, const synth_vocab *v) {
     return rc;
 }
 
+/* ---- text-only mask ---- */
+
+/* GPT-2's byte-level pieces back to bytes: `out` gets the bytes of `tok` (at most n), or
+ * false when some character of it is not in the byte table (then it is raw text). */
+static bool bytelevel_decode(const char *tok, size_t len, char *out, size_t n, size_t *out_len) {
+    static int16_t byte_of[512];
+    static bool ready;
+    if (!ready) {
+        for (int c = 0; c < 512; c++) byte_of[c] = -1;
+        for (int b = 0; b < 256; b++) byte_of[tokenizer_byte_to_codepoint(b)] = (int16_t)b;
+        ready = true;
+    }
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)tok;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        if (u[i] < 0x80) cp = u[i++];
+        else if ((u[i] & 0xE0) == 0xC0 && i + 1 < len) cp = (uint32_t)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F), i += 2;
+        else return false;
+        if (cp >= 512 || byte_of[cp] < 0 || o >= n) return false;
+        out[o++] = (char)byte_of[cp];
+    }
+    *out_len = o;
+    return true;
+}
+
+/* Whether token `i` (text `tok`, `len` bytes, type `type`) is whole UTF-8 text as a
+ * tokenizer of model `model` ("gpt2" byte level, "llama" SentencePiece) decodes it. */
+static bool piece_is_text(const char *model, const char *tok, size_t len, int32_t type) {
+    if (type == TOKEN_CONTROL || type == TOKEN_UNUSED || type == TOKEN_UNKNOWN) return false;
+    if (type == TOKEN_BYTE) { /* SentencePiece's <0xXX>: whole only as ASCII */
+        unsigned b;
+        return sscanf(tok, "<0x%2X>", &b) == 1 && b < 0x80;
+    }
+    char bytes[512];
+    size_t n;
+    if (strcmp(model, "gpt2") == 0 && type == TOKEN_NORMAL && bytelevel_decode(tok, len, bytes, sizeof bytes, &n))
+        return utf8_is_whole(bytes, n);
+    return utf8_is_whole(tok, len); /* raw text: user-defined pieces, SentencePiece pieces */
+}
+
+/* blocked[i]: token i must never be generated (text_only). */
+static pacer_err vocab_text_mask(const synth_vocab *v, bool *blocked, char *err, size_t err_len) {
+    if (!v->src) {
+        for (uint64_t i = 0; i < v->n; i++) blocked[i] = !piece_is_text("gpt2", v->tok[i], v->len[i], v->type[i]);
+        return PACER_OK;
+    }
+    const char *model = gguf_get_str(v->src, "tokenizer.ggml.model", "");
+    if (strcmp(model, "gpt2") != 0 && strcmp(model, "llama") != 0)
+        return pacer_errorf(err, err_len, PACER_ERR_UNSUPPORTED, "--text-only: tokenizer model '%s' is not supported (gpt2, llama)", model);
+    int64_t ti = gguf_find_key(v->src, "tokenizer.ggml.tokens"), ty = gguf_find_key(v->src, "tokenizer.ggml.token_type");
+    const int32_t *types = ty >= 0 && gguf_get_arr_n(v->src, ty) == v->n ? (const int32_t *)gguf_get_arr_data(v->src, ty) : NULL;
+    for (uint64_t i = 0; i < v->n; i++) {
+        size_t len = 0;
+        const char *tok = gguf_get_arr_str(v->src, ti, i, &len);
+        blocked[i] = !tok || !piece_is_text(model, tok, len, types ? types[i] : TOKEN_NORMAL);
+    }
+    return PACER_OK;
+}
+
 /* ---- tensors ---- */
 
 typedef struct synth_tensor {
@@ -398,15 +459,39 @@ static size_t tensors_plan(const synth_params *p, uint64_t n_vocab, synth_tensor
     return n;
 }
 
-/* Streams one tensor's data: rows of seeded uniform values converted to `type`. */
-static pacer_err tensor_stream(gguf_writer *w, const synth_tensor *t, ggml_type type, uint64_t seed, float *fx,
+/* text_only: the constant of hidden dimension 0 (half the RMS of a whole embedding row, so
+ * the other dimensions keep most of the weight) and how strongly a blocked piece's output
+ * row weighs it (in units of logit_std): the blocked logits end up hundreds below. */
+#define SYNTH_BIAS_DIM_SCALE 0.5f
+#define SYNTH_BLOCK_WEIGHT 32.0f
+
+/* What text_only changes in one tensor's rows (after they are drawn, so every other value
+ * is the same as without it): dimension 0 of every embedding is the constant, no layer
+ * writes dimension 0 (its output row 0 is zero), and an output row weighs dimension 0 only
+ * for a blocked piece, negatively. */
+static void text_only_rows(const synth_tensor *t, const synth_params *p, const bool *blocked, int64_t row0, size_t rows,
+                           float *fx) {
+    size_t ne0 = (size_t)t->ne[0];
+    if (strcmp(t->name, "token_embd.weight") == 0) {
+        for (size_t r = 0; r < rows; r++) fx[r * ne0] = SYNTH_BIAS_DIM_SCALE * sqrtf((float)p->dim);
+    } else if (strcmp(t->name, "output.weight") == 0) {
+        for (size_t r = 0; r < rows; r++) fx[r * ne0] = blocked[row0 + (int64_t)r] ? -SYNTH_BLOCK_WEIGHT * p->logit_std : 0.0f;
+    } else if (row0 == 0 && (strstr(t->name, ".attn_output.") || strstr(t->name, ".ffn_down."))) {
+        memset(fx, 0, ne0 * sizeof(float));
+    }
+}
+
+/* Streams one tensor's data: rows of seeded uniform values converted to `type`; `blocked`
+ * (text_only) adjusts them as text_only_rows says. */
+static pacer_err tensor_stream(gguf_writer *w, const synth_tensor *t, const synth_params *p, const bool *blocked, float *fx,
                                uint8_t *qx, size_t chunk_rows) {
     if (t->norm) {
         for (int64_t i = 0; i < t->ne[0]; i++) fx[i] = 1.0f;
         return gguf_writer_write_data(w, fx, (size_t)t->ne[0] * sizeof(float));
     }
+    ggml_type type = p->type;
     rng r;
-    rng_seed(&r, seed ^ fnv1a64(t->name));
+    rng_seed(&r, p->seed ^ fnv1a64(t->name));
     uint64_t row_bytes;
     ggml_type_row_size(type, t->ne[0], &row_bytes);
     pacer_err rc = PACER_OK;
@@ -414,6 +499,7 @@ static pacer_err tensor_stream(gguf_writer *w, const synth_tensor *t, ggml_type 
         size_t rows = (size_t)(t->ne[1] - row) < chunk_rows ? (size_t)(t->ne[1] - row) : chunk_rows;
         size_t n = rows * (size_t)t->ne[0];
         rng_fill_uniform(&r, fx, n, t->std);
+        if (blocked) text_only_rows(t, p, blocked, row, rows, fx);
         if (!ggml_quantize_row(type, fx, qx, (int64_t)n)) return PACER_ERR_INTERNAL;
         rc = gguf_writer_write_data(w, qx, rows * row_bytes);
     }
@@ -431,8 +517,14 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     uint8_t *qx = NULL;
     FILE *fp = NULL;
     char *tmp = NULL;
+    bool *blocked = NULL;
     rc = vocab_load(&v, p->tokenizer_path, err, err_len);
     if (rc) goto out;
+    if (p->text_only) {
+        blocked = calloc(v.n, sizeof *blocked);
+        if (!blocked) { rc = PACER_ERR_NOMEM; goto out; }
+        if ((rc = vocab_text_mask(&v, blocked, err, err_len))) goto out;
+    }
     size_t n_max = 3 + 9 * (size_t)p->layers;
     plan = calloc(n_max, sizeof *plan);
     w = gguf_writer_new();
@@ -450,6 +542,7 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     if (!rc) rc = gguf_writer_add_u32(w, "general.quantization_version", 2);
     if (!rc) rc = gguf_writer_add_u64(w, "general.parameter_count", n_params);
     if (!rc) rc = gguf_writer_add_u64(w, "general.seed", p->seed);
+    if (!rc && p->text_only) rc = gguf_writer_add_bool(w, "pacer.text_only", true);
     if (!rc) rc = gguf_writer_add_u32(w, "llama.context_length", (uint32_t)p->ctx);
     if (!rc) rc = gguf_writer_add_u32(w, "llama.embedding_length", (uint32_t)p->dim);
     if (!rc) rc = gguf_writer_add_u32(w, "llama.block_count", (uint32_t)p->layers);
@@ -488,7 +581,7 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     for (size_t i = 0; !rc && i < n_tensors; i++) {
         const synth_tensor *t = &plan[i];
         size_t rows = chunk_rows * row_max / (size_t)t->ne[0];
-        rc = tensor_stream(w, t, p->type, p->seed, fx, qx, rows ? rows : 1);
+        rc = tensor_stream(w, t, p, blocked, fx, qx, rows ? rows : 1);
     }
     if (!rc) rc = gguf_writer_finish(w);
     if (!rc && fflush(fp) != 0) rc = PACER_ERR_IO;
@@ -509,6 +602,7 @@ out:
     free(fx);
     free(qx);
     free(plan);
+    free(blocked);
     gguf_writer_free(w);
     vocab_free(&v);
     return rc;

@@ -28,6 +28,14 @@ typedef struct synth_params {
      * a GGUF file (its tokenizer.* keys are copied); or an HF tokenizer.json (BPE, byte
      * level), with tokenizer_config.json beside it read for BOS/EOS/chat template. */
     const char *tokenizer_path;
+    /* Text only: the model can generate only pieces that are whole UTF-8 text, never a
+     * control token (BOS, EOS, end of turn) nor a byte of an unfinished character. Hidden
+     * dimension 0 carries a constant (every embedding has it, no layer writes it), and the
+     * output rows of the blocked pieces weigh it with a large negative weight, so their
+     * logits lie hundreds below any other on every engine and kernel: a reply never ends
+     * before its token budget and never stops inside a character (servers that parse their
+     * own output, like llama-server, refuse text cut mid-character). */
+    bool text_only;
 } synth_params;
 
 /* Defaults: dim 128, 2 layers, 4 heads, 4 KV heads, ffn 384, ctx 2048, theta 10000,

@@ -4,27 +4,35 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Every managed engine decodes one request at a time (DESIGN.md 6: "its own
+ * single-request serve"): the builtin engine always does, the others get one slot. */
 const launch_adapter launch_adapters[] = {
     {.name = "builtin", .backend = "cpu", .default_bin = "{self}", .loads = LAUNCH_FORMAT_GGUF,
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}", "--ctx", "{ctx}"},
-     .no_cache_args = {"--no-prompt-cache"}, .drafter_args = {"--drafter", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
+     .no_cache_args = {"--no-prompt-cache"}, .serial_args = {"--serial"}, .drafter_args = {"--drafter", "{drafter}"},
+     .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
-    {.name = "llama.cpp", .backend = "auto", .default_bin = "llama-server", .loads = LAUNCH_FORMAT_GGUF,
+    {.name = "llama.cpp", .backend = NULL, .default_bin = "llama-server", .loads = LAUNCH_FORMAT_GGUF,
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}", "--ctx-size", "{ctx}"},
-     .no_cache_args = {"--cache-reuse", "0"}, .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
-     .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
+     .one_slot_args = {"--parallel", "1"}, .no_cache_args = {"--cache-reuse", "0", "--no-cache-prompt"},
+     .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
+     .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms",
+     .backend_log = {"model buffer size",
+                     {{"CUDA", "cuda"}, {"ROCm", "rocm"}, {"MTL", "metal"}, {"Metal", "metal"}, {"Vulkan", "vulkan"}},
+                     "cpu"}},
     {.name = "vllm", .backend = "cuda", .default_bin = "vllm", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
-     .no_cache_args = {"--no-enable-prefix-caching"},
+     .one_slot_args = {"--max-num-seqs", "1"}, .no_cache_args = {"--no-enable-prefix-caching"},
      .drafter_args = {"--speculative-config", "{\"model\":\"{drafter}\",\"num_speculative_tokens\":4}"}, .takes_drafter = true,
      .ready_path = "/health", .python = true},
     {.name = "sglang", .backend = "cuda", .default_bin = "python3", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"-m", "sglang.launch_server", "--model-path", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
-     .no_cache_args = {"--disable-radix-cache"},
+     .one_slot_args = {"--max-running-requests", "1"}, .no_cache_args = {"--disable-radix-cache"},
      .drafter_args = {"--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "{drafter}"}, .takes_drafter = true,
      .ready_path = "/health", .python = true},
     {.name = "mlx", .backend = "mlx", .default_bin = "mlx_lm.server", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}"},
+     .one_slot_args = {"--decode-concurrency", "1", "--prompt-concurrency", "1"},
      .no_cache_args = {"--prompt-cache-size", "0"}, .drafter_args = {"--draft-model", "{drafter}"}, .takes_drafter = true,
      .ready_path = "/v1/models", .python = true},
     {0},
@@ -111,9 +119,10 @@ int launch_argv_build(const launch_adapter *a, const launch_argv_params *p, char
     if (strcmp(bin, "{self}") == 0) bin = p->self_path;
     if (!bin || cap < 2) return -1;
     argv[argc++] = (char *)bin;
-    const char *const *lists[3] = {a->args, a->no_cache_args, p->drafter ? a->drafter_args : NULL};
-    size_t list_len[3] = {ADAPTER_ARGS_MAX, 4, 4};
-    for (int l = 0; l < 3; l++) {
+    const char *const *lists[5] = {a->args, a->one_slot_args, a->no_cache_args, p->serial ? a->serial_args : NULL,
+                                   p->drafter ? a->drafter_args : NULL};
+    size_t list_len[5] = {ADAPTER_ARGS_MAX, 6, 4, 4, 4};
+    for (int l = 0; l < 5; l++) {
         if (!lists[l]) continue;
         for (size_t i = 0; i < list_len[l] && lists[l][i]; i++) {
             int missing = 0;
@@ -129,4 +138,39 @@ int launch_argv_build(const launch_adapter *a, const launch_argv_params *p, char
     }
     argv[argc] = NULL;
     return (int)argc;
+}
+
+/* The word that ends just before `at` on its line (skipping blanks), or length 0. */
+static size_t word_before(const char *line, const char *at, const char **word) {
+    const char *e = at;
+    while (e > line && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    const char *b = e;
+    while (b > line && b[-1] != ' ' && b[-1] != '\t' && b[-1] != ':') b--;
+    *word = b;
+    return (size_t)(e - b);
+}
+
+const char *launch_backend_from_log(const launch_adapter *a, const char *log, size_t n) {
+    const launch_backend_log *bl = &a->backend_log;
+    if (!bl->line || !log) return NULL;
+    const char *found = NULL, *end = log + n;
+    size_t line_len = strlen(bl->line);
+    for (const char *p = log; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *hit = memmem(p, (size_t)(le - p), bl->line, line_len);
+        const char *word;
+        size_t wl = hit ? word_before(p, hit, &word) : 0;
+        if (wl) {
+            const char *named = bl->fallback;
+            for (const launch_backend_mark *m = bl->marks; m->prefix; m++) {
+                size_t pl = strlen(m->prefix);
+                if (wl > pl && memcmp(word, m->prefix, pl) == 0 && word[pl] >= '0' && word[pl] <= '9') named = m->backend;
+            }
+            /* a device buffer decides; host memory only when nothing else was named */
+            if (!found || (named != bl->fallback && found == bl->fallback)) found = named;
+        }
+        p = le + 1;
+    }
+    return found;
 }

@@ -22,5 +22,5 @@ $PACER generate "$TMP/none.gguf" -p x >/dev/null 2>"$TMP/e"
 check "missing model: exit 1" [ $? -eq 1 ]
 check "missing model: one line" [ "$(wc -l <"$TMP/e")" -eq 1 ]
 $PACER generate "$m" >/dev/null 2>&1
-check "no prompt: usage error" [ $? -eq 2 ]
+check "no prompt: usage error" [ $? -eq 1 ]
 finish

@@ -8,7 +8,7 @@ MODEL="$SHARED/models/rand-gpt2vocab-f16.gguf"
 GOLDEN="$SHARED/golden/greedy-gpt2vocab-f16.jsonl"
 if [ -z "$SHARED" ] || [ ! -r "$MODEL" ] || [ ! -r "$GOLDEN" ]; then
   for t in "golden log-probabilities over HTTP" "drafting, cache and batch agree" "chat stream entries"; do
-    skip "$t" "../shared is absent"
+    skip_absent "$t" "../shared"
   done
   finish; exit $?
 fi

@@ -49,14 +49,17 @@ for engine in builtin llama.cpp vllm sglang mlx; do
   case $engine in
     builtin) base="serve $MODEL --host 127.0.0.1 --port PORT --name tiny.gguf"; nocache="--no-prompt-cache"
              drafter=$DRAFT_GGUF; dflags="--drafter $DRAFT_GGUF" ;;
-    llama.cpp) base="--model $MODEL --host 127.0.0.1 --port PORT --alias tiny.gguf"; nocache="--cache-reuse 0"
+    llama.cpp) base="--model $MODEL --host 127.0.0.1 --port PORT --alias tiny.gguf --parallel 1"
+             nocache="--cache-reuse 0 --no-cache-prompt"
              drafter=$DRAFT_DIR; dflags="--model-draft $DRAFT_DIR/d-q8_0.gguf" ;;
-    vllm) base="serve $CKPT --host 127.0.0.1 --port PORT --served-model-name ckpt"; nocache="--no-enable-prefix-caching"
+    vllm) base="serve $CKPT --host 127.0.0.1 --port PORT --served-model-name ckpt --max-num-seqs 1"
+             nocache="--no-enable-prefix-caching"
              drafter=$DRAFT_DIR; dflags="--speculative-config" ;;
-    sglang) base="-m sglang.launch_server --model-path $CKPT --host 127.0.0.1 --port PORT --served-model-name ckpt"
+    sglang) base="-m sglang.launch_server --model-path $CKPT --host 127.0.0.1 --port PORT --served-model-name ckpt --max-running-requests 1"
              nocache="--disable-radix-cache"; drafter=$DRAFT_DIR
              dflags="--speculative-algorithm EAGLE --speculative-draft-model-path $DRAFT_DIR" ;;
-    mlx) base="--model $CKPT --host 127.0.0.1 --port PORT"; nocache="--prompt-cache-size 0"
+    mlx) base="--model $CKPT --host 127.0.0.1 --port PORT --decode-concurrency 1 --prompt-concurrency 1"
+             nocache="--prompt-cache-size 0"
              drafter=$DRAFT_DIR; dflags="--draft-model $DRAFT_DIR" ;;
   esac
   : > "$FAKE_ENGINE_ARGV"; rm -f "$FAKE_ENGINE_PIDFILE"
@@ -76,9 +79,18 @@ for engine in builtin llama.cpp vllm sglang mlx; do
   else fail "adapter $engine with a drafter" "rc=$rc"; cat "$TMP/out"; fi
 done
 
+: > "$FAKE_ENGINE_ARGV"
 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$DRAFT_GGUF" --serial $SHORT --output "$TMP/s.json" >"$TMP/out" 2>&1
 check "--serial overriding --drafter says so" grep -q "serial overrides --drafter" "$TMP/out"
-check "--serial: no drafter on the command line" sh -c "! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
+check "--serial: pacer serve gets --serial and no drafter" argv_is "$FAKE_ENGINE_ARGV" serve "$MODEL" --host 127.0.0.1 \
+  --port PORT --name tiny.gguf --no-prompt-cache --serial
+for engine in llama.cpp vllm; do
+  case $engine in llama.cpp) m=$MODEL ;; *) m=$CKPT ;; esac
+  : > "$FAKE_ENGINE_ARGV"
+  "$PACER" bench "$m" --engine "$engine" --engine-bin "$FAKE" --serial $SHORT --output "$TMP/s2.json" >"$TMP/out" 2>&1
+  check "--serial: $engine (no drafting of its own) gets its plain command line" \
+    python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit("--serial" in a)' "$FAKE_ENGINE_ARGV"
+done
 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$TMP/no-such-drafter.gguf" $SHORT --output "$TMP/x.json" >"$TMP/out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q "no-such-drafter.gguf: no such file" "$TMP/out" && [ ! -e "$TMP/x.json" ]; then
@@ -88,6 +100,41 @@ rc=$?
 if [ $rc -eq 0 ] && grep -q "server drafted no tokens" "$TMP/out" && grep -q "server drafted no tokens" "$TMP/nd.drafts.json"; then
   pass "a drafter passed, no tokens drafted: the run says so"; else fail "drafted no tokens" "rc=$rc"; cat "$TMP/out"; fi
 check "drafted tokens reported: no such note" sh -c "! grep -q 'drafted no tokens' '$TMP/rd-builtin.drafts.json'"
+
+# GPUs HIP keeps that cannot be named (an unmatched GPU- entry): the hardware is partial
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\ncat "%s"\n' "$PWD/tests/data/probe/rocminfo-mi25x3.txt" > "$TMP/fakebin/rocminfo"; chmod +x "$TMP/fakebin/rocminfo"
+PATH="$TMP/fakebin:$PATH" HIP_VISIBLE_DEVICES=0,GPU-4a1f6e0c "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT \
+  --output "$TMP/hip.json" >"$TMP/out" 2>&1
+check "an unmatched HIP GPU- entry: hardware source partial" python3 -c "
+import json,sys; h=json.load(open('$TMP/hip.json'))['hardware']
+sys.exit(not (h['source']=='partial' and h['gpus_source']=='partial' and len(h['gpus'])==1))"
+PATH="$TMP/fakebin:$PATH" HIP_VISIBLE_DEVICES=0 "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT \
+  --output "$TMP/hip0.json" >"$TMP/out" 2>&1
+check "every kept GPU named: hardware source probed" python3 -c "
+import json,sys; h=json.load(open('$TMP/hip0.json'))['hardware']; sys.exit(h['source']!='probed' or len(h['gpus'])!=1)"
+
+# a model whose family has no raw-text mode (the engine's /v1/models says so): under the v2
+# rules the code workload goes to the chat route, recorded per sample; v1 never relabels
+FAKE_ENGINE_RAW_TEXT=0 "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/raw.json" >"$TMP/out" 2>&1
+rc=$?
+check "no raw text declared: v2 code cells on the chat route, every sample says so (exit $rc)" python3 -c "
+import json,sys; r=json.load(open('$TMP/raw.json'))
+sys.exit(not (r['settings']['chat_only'] and all(c['route']=='chat' and all(a['route']=='chat' for a in c['attempts']) for c in r['cells'])
+  and r['exit_status']==0))"
+check "... and the receipt inspects (route check)" "$PACER" bench inspect "$TMP/raw.json"
+"$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/raw1.json" >"$TMP/out" 2>&1
+check "raw text not declared absent: code on the completions route" python3 -c "
+import json,sys; r=json.load(open('$TMP/raw1.json')); sys.exit(r['cells'][0]['route']!='completions' or r['settings']['chat_only'])"
+
+# llama.cpp's backend is what its log says the weights were loaded on, never "auto"
+FAKE_ENGINE_LOG_LINE="load_tensors:        CUDA0 model buffer size =    23.50 MiB" \
+  "$PACER" bench "$MODEL" --engine llama.cpp --engine-bin "$FAKE" $SHORT --output "$TMP/lc.json" >"$TMP/out" 2>&1
+"$PACER" bench "$MODEL" --engine llama.cpp --engine-bin "$FAKE" $SHORT --output "$TMP/lc0.json" >>"$TMP/out" 2>&1
+backend() { python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["backend"]; print(b["name"], b["source"])' "$1"; }
+if [ "$(backend "$TMP/lc.json")" = "cuda reported" ] && [ "$(backend "$TMP/lc0.json")" = "unknown unknown" ]; then
+  pass "llama.cpp backend: from the engine's log (cuda), else unknown"
+else fail "llama.cpp backend" "$(backend "$TMP/lc.json") / $(backend "$TMP/lc0.json")"; cat "$TMP/out"; fi
 
 # greedy-only engine: the sampled cells are refused with the server's reason and incomplete
 FAKE_ENGINE_MODE=greedy-only "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/g.json" >"$TMP/out" 2>&1
@@ -181,6 +228,22 @@ check "inspect shows a managed receipt" sh -c "'$PACER' bench inspect '$TMP/r-bu
 rc=$?
 if [ $rc -eq 0 ] && "$PACER" bench inspect "$TMP/real.json" | grep -q "mode *managed" && ! pgrep -f "serve $TMP/real.gguf" >/dev/null; then
   pass "builtin engine (pacer serve) managed run: complete, engine stopped"; else fail "builtin managed run" "rc=$rc"; cat "$TMP/out"; fi
+# pacer serve drafts by n-gram lookup by default; --serial turns it off: no token proposed
+proposed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["draft_proposed"])' "$1"; }
+"$PACER" bench "$TMP/real.gguf" --threads 1 --reps 1 --tokens 64 --temperatures 0 --output "$TMP/look.json" >"$TMP/out" 2>&1
+"$PACER" bench "$TMP/real.gguf" --threads 1 --reps 1 --tokens 64 --temperatures 0 --serial --output "$TMP/ser.json" >"$TMP/out" 2>&1
+rc=$?
+look=$(proposed "$TMP/look.drafts.json"); ser=$(proposed "$TMP/ser.drafts.json")
+if [ $rc -eq 0 ] && [ "$ser" = 0 ] && [ "$look" -gt 0 ]; then
+  pass "builtin --serial: drafts.json shows 0 proposed tokens ($look without --serial)"
+else fail "builtin --serial" "rc=$rc proposed $ser with --serial, $look without"; cat "$TMP/out"; fi
+python3 - "$TMP/real.json" <<'PY' && pass "managed receipt: platform linux, one sequence slot, the engine's backend" || fail "managed platform/slots/backend"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["platform"]["name"] == "linux", r["platform"]
+assert r["settings"]["sequence_slots"] == 1, r["settings"]
+assert r["backend"] == {"name": "cpu", "source": "declared"}, r["backend"]
+PY
 
 # start-up failures
 FAKE_ENGINE_MODE=die "$PACER" bench "$MODEL" --engine-bin "$FAKE" $SHORT --output "$TMP/x.json" >"$TMP/out" 2>&1
@@ -205,6 +268,27 @@ HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" $
 rc=$?
 if [ $rc -eq 0 ] && python3 -c "import json,sys; r=json.load(open('$TMP/hf.json')); m=r['model']; sys.exit(0 if m['id']=='some-org/tiny-model' and m['revision']=='$C' and m['publishable'] else 1)"; then
   pass "cached repo id: complete, revision = snapshot commit"; else fail "cached repo id" "rc=$rc"; cat "$TMP/out"; fi
+# a complete standard run of a cached repo on a machine without a GPU: public, never ranked,
+# and the run and inspect say why (the spec's definition of ranked)
+HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" --drafter none --output "$TMP/hfs.json" >"$TMP/outs" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && python3 - "$TMP/hfs.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["suite"]["standard"] and r["model"]["publishable"] and r["exit_status"] == 0, r["suite"]
+assert r["ranks"] == {"count": 1, "source": "managed"}, r["ranks"]
+if not r["hardware"]["gpus"]:
+    assert r["ranked"] is False and "no GPU reported" in r["unranked_reasons"], r["unranked_reasons"]
+PY
+then pass "standard managed run of a cached repo, no GPU: complete, not ranked (no GPU reported)"
+else fail "CPU-only cached repo ranked" "rc=$rc"; cat "$TMP/outs"; fi
+if python3 -c 'import json,sys; sys.exit(bool(json.load(open(sys.argv[1]))["hardware"]["gpus"]))' "$TMP/hfs.json"; then
+  check "run warns: a public managed receipt with no GPU" grep -q "^warning: public managed receipt with no GPU reported" "$TMP/outs"
+  check "inspect warns the same" sh -c "'$PACER' bench inspect '$TMP/hfs.json' | grep -q 'public managed receipt with no GPU reported'"
+fi
+python3 -c "import json; r=json.load(open('$TMP/hfs.json')); r['ranked']=True; r['unranked_reasons']=[]; json.dump(r,open('$TMP/hfs-forged.json','w'))"
+check "inspect says when a receipt is marked ranked that the rules do not rank" \
+  sh -c "'$PACER' bench inspect '$TMP/hfs-forged.json' 2>&1 | grep -q 'marked ranked, but the ranking rules say: no GPU reported'"
 check "--drafter auto, no drafter cached: none passed, and why" \
   sh -c "grep -q 'drafter: none: some-org/tiny-model-drafter is not usable from the cache' '$TMP/out' && ! tail -n 1 '$FAKE_ENGINE_ARGV' | grep -q -e --drafter"
 # the target's own drafter in the cache: --drafter auto passes it and names it (repo@commit)
@@ -245,7 +329,7 @@ printf '%s' "$H" > "$HR/refs/main"
 HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-hf --engine vllm --engine-bin "$FAKE" $SHORT --output "$TMP/hfv.json" >"$TMP/out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" serve "$HR/snapshots/$H" --host 127.0.0.1 --port PORT --served-model-name some-org/tiny-hf \
-     --no-enable-prefix-caching &&
+     --max-num-seqs 1 --no-enable-prefix-caching &&
    python3 - "$TMP/hfv.json" "$HR/blobs/w1" "$H" <<'PY'
 import hashlib, json, sys
 m = json.load(open(sys.argv[1]))["model"]

@@ -73,5 +73,5 @@ if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
 else skip "no read sample on tmpfs" "/dev/shm is not tmpfs"; fi
 
 "$PACER" probe --read-sample >/dev/null 2>&1
-check "--read-sample without --model is refused" [ $? -eq 2 ]
+check "--read-sample without --model is refused" [ $? -eq 1 ]
 finish

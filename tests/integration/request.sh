@@ -68,6 +68,7 @@ assert d["draft_proposed"]==40 and d["draft_accepted"]==30 and d["verify_rounds"
 assert abs(s["stream_tok_s"]-321.5) > 1, s
 ' "$TMP/usage-last.json"
 check "utf8-split: every byte counted once" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"output_bytes\"]==8*14, s' '$TMP/utf8-split.json'"
+check "nul-bytes: \\u0000 decodes, each NUL one output byte" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"output_bytes\"]==8*3+1 and s[\"deliveries\"]==9, s' '$TMP/nul-bytes.json'"
 check "reasoning: reasoning deltas count as deliveries" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"deliveries\"]==64, s' '$TMP/reasoning.json'"
 check "usage-missing: completion tokens null, not guessed" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"completion_tokens\"] is None and s[\"stream_tok_s\"] is None, s' '$TMP/usage-missing.json'"
 
@@ -124,7 +125,7 @@ wait $cpid
 crc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 cst=$(json_field "$TMP/cancel.json" status 2>/dev/null)
-check "SIGINT: cancelled, exit 130, in ${ms} ms (< 1000)" [ "$cst" = cancelled ] && [ $crc -eq 130 ] && [ $ms -lt 1000 ]
+check "SIGINT: cancelled, exit 130, in ${ms} ms (< 1000)" sh -c "[ '$cst' = cancelled ] && [ $crc -eq 130 ] && [ $ms -lt 1000 ]"
 
 # No server listening: failed with a reason; a non-http URL is refused before any request.
 port=$(free_port)

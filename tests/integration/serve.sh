@@ -58,4 +58,34 @@ kill -TERM $SPID
 i=0; while kill -0 $SPID 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 wait $SPID; rc=$?
 check "SIGTERM stops it with status 0" [ "$rc" = 0 ]
+
+# MODEL as pacer bench takes it: a repo id in the Hugging Face cache; the manifest attests
+# the snapshot loaded, and PACER_CHECKPOINT_REVISION only stands in outside a snapshot
+C=0123456789abcdef0123456789abcdef01234567
+R="$TMP/hf/models--some-org--tiny"
+mkdir -p "$R/blobs" "$R/snapshots/$C" "$R/refs"
+cp "$TMP/m.gguf" "$R/blobs/b1"; ln -s ../../blobs/b1 "$R/snapshots/$C/tiny-q8_0.gguf"; printf '%s' "$C" > "$R/refs/main"
+manifest_of() { # NAME MODEL [VAR=VALUE...]: starts pacer serve MODEL, prints the manifest's "model revision"
+  name=$1; spec=$2; shift 2
+  p=$(free_port)
+  env "$@" "$PACER" serve "$spec" --port "$p" --threads 1 >"$TMP/$name.ready" 2>"$TMP/$name.err" &
+  sp=$!
+  wait_file "$TMP/$name.ready" 30
+  curl -s "http://127.0.0.1:$p/v1/benchmark/manifest" >"$TMP/$name.manifest"
+  kill -TERM $sp; wait $sp
+  python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["model"], m.get("revision", "-"))' "$TMP/$name.manifest"
+}
+got=$(manifest_of repo some-org/tiny HF_HUB_CACHE="$TMP/hf")
+check "serve REPO: a cached repo id is resolved, served under its name, its snapshot attested ($got)" [ "$got" = "some-org/tiny $C" ]
+got=$(manifest_of env some-org/tiny HF_HUB_CACHE="$TMP/hf" PACER_CHECKPOINT_REVISION=ffff000011112222333344445555666677778888)
+check "a revision variable naming another commit than the snapshot: no revision attested ($got)" [ "$got" = "some-org/tiny -" ]
+check "... and it says why" grep -q "is not the snapshot loaded" "$TMP/env.err"
+got=$(manifest_of same some-org/tiny HF_HUB_CACHE="$TMP/hf" PACER_CHECKPOINT_REVISION=$C)
+check "the variable naming the snapshot loaded: attested ($got)" [ "$got" = "some-org/tiny $C" ]
+got=$(manifest_of local "$TMP/m.gguf" PACER_CHECKPOINT_REVISION=v1.2)
+check "outside a snapshot the variable stands in ($got)" [ "$got" = "m.gguf v1.2" ]
+got=$(manifest_of plain "$TMP/m.gguf" PACER_CHECKPOINT_REVISION=)
+check "outside a snapshot, no variable: no revision ($got)" [ "$got" = "m.gguf -" ]
+HF_HUB_CACHE="$TMP/hf" "$PACER" serve some-org/not-cached --port 0 >/dev/null 2>"$TMP/nc.err"
+check "serve of a repo not in the cache: exit 1, names pacer pull" sh -c "[ $? -eq 1 ] && grep -q 'pacer pull some-org/not-cached' '$TMP/nc.err'"
 finish

@@ -91,6 +91,6 @@ if [ -n "$SHARED" ] && [ -r "$OTHER" ]; then
   check "another vocabulary is refused" [ "$rc" -ne 0 ]
   check "the refusal says why" grep -q "share the vocabulary" "$TMP/bad.err"
 else
-  skip "another vocabulary is refused" "../shared is absent"
+  skip_absent "another vocabulary is refused" "../shared"
 fi
 finish

@@ -65,7 +65,7 @@ if [ -f "$tok" ]; then
     grep -q 'tokenizer.ggml.bos_token_id (u32) = 128000' '$TMP/l3' &&
     grep -q 'token_embd.weight *f16 *\[64, 128256\]' '$TMP/l3'"
 else
-  skip "llama3 tokenizer imported" "node_modules absent"
+  skip_absent "llama3 tokenizer imported" "the npm Llama-3 tokenizer"
 fi
 if [ -n "$SHARED" ] && [ -f "$SHARED/models/rand-gpt2vocab-f16.gguf" ]; then
   $PACER model synth -o "$TMP/g2.gguf" $args --tokenizer "$SHARED/models/rand-gpt2vocab-f16.gguf" \
@@ -73,6 +73,6 @@ if [ -n "$SHARED" ] && [ -f "$SHARED/models/rand-gpt2vocab-f16.gguf" ]; then
   check "tokenizer copied from a GGUF" sh -c "grep -q 'tokenizer.ggml.pre (str) = \"gpt-2\"' '$TMP/g2' &&
     grep -q 'llama.vocab_size (u32) = 50257' '$TMP/g2' && grep -q 'merges (arr) = \[str x 50000\]' '$TMP/g2'"
 else
-  skip "tokenizer copied from a GGUF" "reference model absent"
+  skip_absent "tokenizer copied from a GGUF" "the reference model in ../shared"
 fi
 finish

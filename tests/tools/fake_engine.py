@@ -13,6 +13,8 @@
 # battery when a request arrives, "touch-model" marks its model file as rewritten when a
 # request arrives (as a store rebuilt under a run). $FAKE_ENGINE_STOP_AT=N ends every reply after N tokens
 # with finish_reason "stop" when max_tokens is larger (an answer that reaches EOS).
+# $FAKE_ENGINE_LOG_LINE is printed to its log at start-up; FAKE_ENGINE_RAW_TEXT=0 makes
+# /v1/models declare that the model takes no raw text.
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
 # "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. $FAKE_ENGINE_PIDFILE receives its pid.
 import json, os, signal, sys, time
@@ -34,6 +36,8 @@ if mode == "stubborn":  # ignores SIGTERM: only SIGKILL stops it, and it has a c
         with open(os.environ["FAKE_ENGINE_PIDFILE"] + ".child", "w") as f:
             f.write(str(child.pid))
 print("fake engine starting:", " ".join(argv[1:]), flush=True)
+if os.environ.get("FAKE_ENGINE_LOG_LINE"):  # a line of a real engine's log (llama.cpp's weight buffers)
+    print(os.environ["FAKE_ENGINE_LOG_LINE"], flush=True)
 if mode == "die":
     print("fatal: cannot load model (fake)", file=sys.stderr, flush=True)
     sys.exit(3)
@@ -67,6 +71,8 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(3600)
         code = 200 if self.path in ("/health", "/v1/models") else 404
         body = b'{"status":"ok"}' if code == 200 else b'{"error":{"message":"not found","type":"not_found"}}'
+        if self.path == "/v1/models" and os.environ.get("FAKE_ENGINE_RAW_TEXT") == "0":  # a family without raw text
+            body = b'{"object":"list","data":[{"id":"fake","object":"model","raw_text":false}]}'
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

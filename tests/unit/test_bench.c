@@ -227,11 +227,71 @@ Test(manifest, accepted_copies_only_known_fields) {
     manifest_free(&m);
 }
 
+/* a missing optional fact stays unknown: the rest of the manifest is still accepted */
+Test(manifest, missing_optional_facts_stay_unknown) {
+    static const struct { const char *from, *to; } drops[] = {
+        {"\"revision\":\"abc123\",", ""},
+        {"\"rank_count\":1,", ""},
+        {",\"checkpoint\":{\"sha256\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}", ""},
+        {"\"cores\":2,", ""},
+    };
+    for (size_t i = 0; i < sizeof drops / sizeof drops[0]; i++) {
+        char doc[2048];
+        const char *p = strstr(good_manifest, drops[i].from);
+        cr_assert(p, "%s", drops[i].from);
+        snprintf(doc, sizeof doc, "%.*s%s%s", (int)(p - good_manifest), good_manifest, drops[i].to, p + strlen(drops[i].from));
+        manifest m;
+        cr_expect_eq(manifest_parse(doc, strlen(doc), &m), PACER_OK, "without %s: %s", drops[i].from, m.reason);
+        cr_expect(m.accepted);
+        cr_expect_eq(m.version, 1);
+        if (i == 0) cr_expect_str_eq(m.revision, "");
+        if (i == 1) cr_expect_eq(m.rank_count, 0);
+        if (i == 2) cr_expect_null(m.checkpoint_hashes);
+        if (i == 3) {
+            json_t *g = json_array_get(json_object_get(m.hardware, "gpus"), 0);
+            cr_expect(json_is_null(json_object_get(g, "cores")));
+            cr_expect_str_eq(json_string_value(json_object_get(m.hardware, "source")), "partial");
+        } else {
+            cr_expect_str_eq(json_string_value(json_object_get(m.hardware, "source")), "attested");
+        }
+        manifest_free(&m);
+    }
+    manifest m;
+    cr_expect_eq(manifest_parse("{\"manifest_version\":1}", 22, &m), PACER_OK, "%s", m.reason);
+    cr_expect(m.accepted && !m.hardware && !m.backend[0] && !m.platform[0] && !m.python_version[0]);
+    manifest_free(&m);
+    static const char py[] = "{\"manifest_version\":1,\"python_version\":\"3.12.1\"}";
+    cr_expect_eq(manifest_parse(py, strlen(py), &m), PACER_OK, "%s", m.reason);
+    cr_expect_str_eq(m.python_version, "3.12.1");
+    manifest_free(&m);
+}
+
+/* the group: each rank's hardware, as many as rank_count says */
+Test(manifest, ranks_and_their_hardware) {
+    static const char three[] =
+        "{\"manifest_version\":1,\"rank_count\":3,\"ranks\":[{\"hardware\":{\"gpus\":[{\"name\":\"A\"}]}},"
+        "{\"hardware\":{\"gpus\":[{\"name\":\"B\"}]}},{\"hardware\":{\"gpus\":[{\"name\":\"C\",\"uuid\":\"GPU-9\"}]}}]}";
+    manifest m;
+    cr_assert_eq(manifest_parse(three, strlen(three), &m), PACER_OK, "%s", m.reason);
+    cr_expect_eq(m.rank_count, 3);
+    cr_expect_eq(json_array_size(m.rank_hardware), 3);
+    char *t = json_dumps(m.rank_hardware, 0);
+    cr_expect(strstr(t, "GPU-9") == NULL && strstr(t, "\"C\"") != NULL, "%s", t);
+    free(t);
+    manifest_free(&m);
+    static const char mismatch[] = "{\"manifest_version\":1,\"rank_count\":2,\"ranks\":[{\"hardware\":{}}]}";
+    cr_expect_neq(manifest_parse(mismatch, strlen(mismatch), &m), PACER_OK);
+    cr_expect(strstr(m.reason, "disagree") != NULL, "%s", m.reason);
+    manifest_free(&m);
+}
+
 Test(manifest, any_failed_check_rejects) {
     static const struct { const char *from, *to; } breaks[] = {
         {"\"manifest_version\":1", "\"manifest_version\":2"}, {"\"cuda\"", "\"quantum\""},
         {"\"gpu_count\":1", "\"gpu_count\":2"},               {"\"rank_count\":1", "\"rank_count\":0"},
         {"\"aaaa", "\"zzzz"},                                  {"\"abc123\"", "\"abc/123\""},
+        {"\"cores\":2", "\"cores\":-1"},                        {"\"rank_count\":1", "\"rank_count\":\"1\""},
+        {"\"model\":\"CPU\"", "\"model\":7"},                   {"\"sha256\":[", "\"sha256\":\"x\",\"other\":["},
     };
     for (size_t i = 0; i < sizeof breaks / sizeof breaks[0]; i++) {
         char doc[2048];

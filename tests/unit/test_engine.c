@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "need.h"
 #include "engine/engine.h"
 #include "engine/kernels.h"
 #include "engine/synth.h"
@@ -37,8 +38,8 @@ static double log_sum_exp(const float *l, int n) {
 }
 
 Test(engine, golden_teacher_forced, .timeout = 120) {
-    if (access(GOLDEN_MODEL, R_OK) != 0 || access(GOLDEN_STEPS, R_OK) != 0)
-        cr_skip_test("../shared is absent");
+    NEED_FILE(GOLDEN_MODEL, "../shared");
+    NEED_FILE(GOLDEN_STEPS, "../shared");
     engine *e = open_golden(2);
     const engine_info *info = engine_get_info(e);
     int nv = info->n_vocab;
@@ -100,8 +101,7 @@ static int argmax(const float *l, int n) {
 }
 
 Test(engine, batched_prefill_matches_single, .timeout = 60) {
-    if (access(GOLDEN_MODEL, R_OK) != 0)
-        cr_skip_test("../shared is absent");
+    NEED_FILE(GOLDEN_MODEL, "../shared");
     engine *e = open_golden(2);
     int nv = engine_get_info(e)->n_vocab;
     int32_t toks[40];
@@ -140,8 +140,7 @@ static void greedy(int threads, int32_t *out, int n) {
 }
 
 Test(engine, greedy_same_for_1_and_2_threads, .timeout = 60) {
-    if (access(GOLDEN_MODEL, R_OK) != 0)
-        cr_skip_test("../shared is absent");
+    NEED_FILE(GOLDEN_MODEL, "../shared");
     int32_t a[24], b[24];
     greedy(1, a, 24);
     greedy(2, b, 24);
@@ -150,8 +149,7 @@ Test(engine, greedy_same_for_1_and_2_threads, .timeout = 60) {
 }
 
 Test(engine, rewind_and_bad_args) {
-    if (access(GOLDEN_MODEL, R_OK) != 0)
-        cr_skip_test("../shared is absent");
+    NEED_FILE(GOLDEN_MODEL, "../shared");
     engine *e = open_golden(1);
     int32_t t[3] = {1, 2, 3};
     cr_assert_eq(engine_eval(e, t, 3, 1, NULL, false), PACER_ERR_ARG); /* pos past the cache */

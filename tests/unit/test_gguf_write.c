@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "need.h"
 #include "base/buf.h"
 #include "base/sha256.h"
 #include "engine/gguf.h"
@@ -101,7 +102,7 @@ Test(gguf_write, deterministic_bytes) {
 }
 
 Test(gguf_write, copy_tokenizer_keys) {
-    if (access(MODEL, R_OK) != 0) cr_skip_test("reference model absent");
+    NEED_FILE(MODEL, "the reference model in ../shared");
     gguf_file *src, *f;
     char err[256];
     cr_assert_eq(gguf_open(MODEL, &src, err, sizeof err), PACER_OK, "%s", err);

@@ -22,16 +22,20 @@ static char *join(char **argv) {
     return s;
 }
 
-static const char *argv_of(const char *engine, const char *drafter, int threads) {
+static const char *argv_with(const char *engine, const char *drafter, int threads, bool serial) {
     const launch_adapter *a = launch_adapter_find(engine);
     cr_assert_not_null(a, "%s", engine);
     launch_argv_params p = {.self_path = "/bin/pacer", .model = "/m/x.gguf", .port = 8123, .name = "org/x",
-                            .drafter = drafter, .threads = threads};
+                            .drafter = drafter, .threads = threads, .serial = serial};
     char *argv[64];
     char storage[4096];
     int n = launch_argv_build(a, &p, argv, 64, storage, sizeof storage);
     cr_assert_gt(n, 0);
     return join(argv);
+}
+
+static const char *argv_of(const char *engine, const char *drafter, int threads) {
+    return argv_with(engine, drafter, threads, false);
 }
 
 Test(adapter, builtin_disables_cache_and_passes_drafter) {
@@ -41,6 +45,18 @@ Test(adapter, builtin_disables_cache_and_passes_drafter) {
                      "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --no-prompt-cache --drafter /d.gguf");
 }
 
+/* --serial reaches the engines that draft on their own (pacer serve: n-gram lookup); the
+ * others have nothing to turn off */
+Test(adapter, serial_reaches_engines_that_draft_on_their_own) {
+    cr_assert_str_eq(argv_with("builtin", NULL, 0, true),
+                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --no-prompt-cache --serial");
+    for (const launch_adapter *a = launch_adapters; a->name; a++) {
+        if (strcmp(a->name, "builtin") == 0) continue;
+        cr_assert_str_eq(argv_with(a->name, NULL, 0, true), argv_of(a->name, NULL, 0), "%s", a->name);
+    }
+}
+
+/* one sequence slot: each managed engine decodes one request at a time */
 Test(adapter, a_context_size_is_passed_only_when_given) {
     const launch_adapter *a = launch_adapter_find("builtin"), *l = launch_adapter_find("llama.cpp");
     launch_argv_params p = {.self_path = "/bin/pacer", .model = "/m/x.gguf", .port = 8123, .name = "org/x", .ctx = 4096};
@@ -49,22 +65,49 @@ Test(adapter, a_context_size_is_passed_only_when_given) {
     cr_assert_gt(launch_argv_build(a, &p, argv, 64, storage, sizeof storage), 0);
     cr_expect_str_eq(join(argv), "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --ctx 4096 --no-prompt-cache");
     cr_assert_gt(launch_argv_build(l, &p, argv, 64, storage, sizeof storage), 0);
-    cr_expect_str_eq(join(argv), "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --ctx-size 4096 --cache-reuse 0");
+    cr_expect_str_eq(join(argv), "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --ctx-size 4096 --parallel 1 "
+                                    "--cache-reuse 0 --no-cache-prompt");
 }
 
 Test(adapter, every_engine_has_a_command_line) {
     cr_assert_str_eq(argv_of("llama.cpp", "/d.gguf", 0),
-                     "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --cache-reuse 0 --model-draft /d.gguf");
+                     "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --parallel 1 "
+                     "--cache-reuse 0 --no-cache-prompt --model-draft /d.gguf");
     cr_assert_str_eq(argv_of("vllm", NULL, 0),
-                     "vllm serve /m/x.gguf --host 127.0.0.1 --port 8123 --served-model-name org/x --no-enable-prefix-caching");
+                     "vllm serve /m/x.gguf --host 127.0.0.1 --port 8123 --served-model-name org/x --max-num-seqs 1 "
+                     "--no-enable-prefix-caching");
     cr_assert_str_eq(argv_of("vllm", "/d", 0),
-                     "vllm serve /m/x.gguf --host 127.0.0.1 --port 8123 --served-model-name org/x --no-enable-prefix-caching "
-                     "--speculative-config {\"model\":\"/d\",\"num_speculative_tokens\":4}");
+                     "vllm serve /m/x.gguf --host 127.0.0.1 --port 8123 --served-model-name org/x --max-num-seqs 1 "
+                     "--no-enable-prefix-caching --speculative-config {\"model\":\"/d\",\"num_speculative_tokens\":4}");
     cr_assert_str_eq(argv_of("sglang", NULL, 0),
                      "python3 -m sglang.launch_server --model-path /m/x.gguf --host 127.0.0.1 --port 8123 --served-model-name org/x "
-                     "--disable-radix-cache");
-    cr_assert_str_eq(argv_of("mlx", NULL, 0), "mlx_lm.server --model /m/x.gguf --host 127.0.0.1 --port 8123 --prompt-cache-size 0");
+                     "--max-running-requests 1 --disable-radix-cache");
+    cr_assert_str_eq(argv_of("mlx", NULL, 0), "mlx_lm.server --model /m/x.gguf --host 127.0.0.1 --port 8123 "
+                                              "--decode-concurrency 1 --prompt-concurrency 1 --prompt-cache-size 0");
     cr_assert_null(launch_adapter_find("nope"));
+}
+
+/* llama.cpp decides its backend by its build and offloading: the log's weight buffers say
+ * which (real lines of a CPU build and a CUDA build); no adapter records "auto" */
+Test(adapter, backend_from_the_engine_log) {
+    const launch_adapter *l = launch_adapter_find("llama.cpp");
+    static const char cpu[] = "load_tensors: loading model tensors, this can take a while... (mmap = true)\n"
+                              "load_tensors:   CPU_Mapped model buffer size =    31.50 MiB\n"
+                              "llama_context:        CPU  output buffer size =     0.98 MiB\n";
+    static const char cuda[] = "ggml_cuda_init: found 1 CUDA devices (Total VRAM: 143156 MiB):\n"
+                               "load_tensors: offloaded 5/5 layers to GPU\n"
+                               "load_tensors:   CPU_Mapped model buffer size =     8.00 MiB\n"
+                               "load_tensors:        CUDA0 model buffer size =    23.50 MiB\n";
+    static const char host_only[] = "load_tensors:    CUDA_Host model buffer size =    31.50 MiB\n";
+    cr_assert_str_eq(launch_backend_from_log(l, cpu, strlen(cpu)), "cpu");
+    cr_assert_str_eq(launch_backend_from_log(l, cuda, strlen(cuda)), "cuda");
+    cr_assert_str_eq(launch_backend_from_log(l, host_only, strlen(host_only)), "cpu");
+    cr_assert_null(launch_backend_from_log(l, "server is listening\n", 20));
+    for (const launch_adapter *a = launch_adapters; a->name; a++) {
+        bool decided = a->backend != NULL;
+        cr_assert(decided || a->backend_log.line, "%s: neither a backend nor where its log says it", a->name);
+        cr_assert(!decided || strcmp(a->backend, "auto") != 0, "%s", a->name);
+    }
 }
 
 Test(adapter, each_engine_declares_what_it_loads) {

@@ -95,7 +95,9 @@ Test(managed, prepare_once_start_stop_twice, .init = setup, .fini = teardown) {
     cr_expect(o.local_model);
     cr_expect_not(o.drafter_passed);
     cr_expect(o.hardware && json_is_object(o.hardware));
-    cr_expect(o.platform && strchr(o.platform, '-'), "platform: %s", o.platform ? o.platform : "(null)");
+    cr_expect_str_eq(o.platform ? o.platform : "(null)", "linux", "as manifests name it, never linux-x86_64");
+    cr_expect_eq(o.sequence_slots, 1);
+    cr_expect_null(o.backend, "llama.cpp whose log names no weight buffer: unknown, never auto");
     cr_expect_null(o.engine_version, "only the builtin engine's version is known");
     managed_free(&m);
 }

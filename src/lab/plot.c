@@ -74,8 +74,8 @@ pacer_err lab_plot_decode(buf *out, const json_t *report) {
     pacer_err rc = html_appendf(out,
                                 "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
                                 "role=\"img\" aria-label=\"decode tok/s per configuration\">"
-                                "<text class=\"label\" x=\"8\" y=\"20\">decode tok/s per configuration: median of the round "
-                                "medians, whisker from the least to the greatest round</text>",
+                                "<text class=\"label\" x=\"8\" y=\"20\">decode tok/s per configuration (median of the round "
+                                "medians; whisker: least to greatest round)</text>",
                                 BAR_W, h, BAR_W, h);
     if (!rc) rc = buf_append_str(out, plot_style);
     json_array_foreach(configs, i, c) {
@@ -133,6 +133,8 @@ pacer_err lab_plot_length_time(buf *out, const json_t *report) {
     pacer_err rc = buf_append_str(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 720 420\" width=\"720\" "
                                        "height=\"420\">");
     if (!rc) rc = buf_append_str(out, plot_style);
+    /* the samples kept out of medians in grey, whatever colour their series index has */
+    if (!rc && nc < 8) rc = buf_appendf(out, "<style>.s%zu{fill:#868e96}</style>", nc);
     if (!rc) rc = svg_scatter_append(out, &sc, NULL);
     if (!rc) rc = buf_append_str(out, "</svg>\n");
     free(pts);

@@ -243,11 +243,15 @@ else fail "cached repo" "rc=$rc"; cat "$TMP/repo.out"; fi
 leak=0
 for d in real k c loop memory died power store int repo dflt; do
   for c in "$TMP" "$HOME" "home-canary" "$HOST"; do
-    if grep -rqF -- "$c" "$TMP/$d"; then echo "canary '$c' in $d"; grep -rlF -- "$c" "$TMP/$d"; leak=1; fi
+    # archives are compressed: a short host name can occur in their bytes by chance, so they
+    # are read below, member by member, instead
+    if grep -rqF --exclude='*.zip' -- "$c" "$TMP/$d"; then echo "canary '$c' in $d"; grep -rlF --exclude='*.zip' -- "$c" "$TMP/$d"; leak=1; fi
   done
 done
-python3 -c "import zipfile,sys; z=zipfile.ZipFile('$TMP/real.zip'); b=b''.join(z.read(n) for n in z.namelist()); sys.exit(1 if any(c.encode() in b for c in sys.argv[1:]) else 0)" \
-  "$TMP" "$HOME" "$HOST" || { echo "canary in the archive"; leak=1; }
+for z in "$TMP/real.zip" $(find "$TMP/dflt" -name '*.zip'); do
+  python3 -c "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); b=b''.join(z.read(n) for n in z.namelist()) + ''.join(z.namelist()).encode(); sys.exit(1 if any(c.encode() in b for c in sys.argv[2:]) else 0)" \
+    "$z" "$TMP" "$HOME" "home-canary" "$HOST" || { echo "canary in the archive $z"; leak=1; }
+done
 check "no canary (paths, home, host name) in any results directory or archive" [ $leak -eq 0 ]
 check "nothing written into the current directory" sh -c "[ -z \"\$(find . -maxdepth 1 -newer '$TMP/suite.json' -name '20*')\" ]"
 pgrep -f "$FAKE" >/dev/null && fail "no fake engine left running" || pass "no fake engine left running"

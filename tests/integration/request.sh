@@ -74,7 +74,8 @@ check "usage-missing: completion tokens null, not guessed" sh -c "python3 -c 'im
 
 check "openai-usage-null: usage read from the last chunk" sh -c "python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s[\"completion_tokens\"]==64 and s[\"deliveries\"]==64 and s[\"finish_reason\"]==\"length\", s' '$TMP/openai-usage-null.json'"
 
-# Timing: the normal script's first text, span and rate, to within 2 ms of its own schedule.
+# Timing: the normal script's first text, span and rate, to within 5 ms of its own schedule
+# (a behaviour check: timestamps taken when bytes arrive, not late or coarse; speed is make bench's).
 timing=$(sed -n 's/^# timing: //p' "$FAULT/normal.script")
 set -- $timing
 tokens=$2 first_ms=$4 gap_ms=$6
@@ -91,13 +92,13 @@ import json,sys
 s=json.load(open(sys.argv[1])); tokens,first,gap=int(sys.argv[2]),float(sys.argv[3]),float(sys.argv[4])
 span=(tokens-1)*gap
 ft=s["first_text_ns"]/1e6; sp=s["delivery_span_ns"]/1e6; rate=s["stream_tok_s"]
-want_rate=(tokens-1)/(span/1000); rate_tol=want_rate-(tokens-1)/((span+2)/1000)
+want_rate=(tokens-1)/(span/1000); rate_tol=want_rate-(tokens-1)/((span+5)/1000)
 print("first_text %.3f ms (script %g), span %.3f ms (script %g), %.2f tok/s (script %.2f)" % (ft,first,sp,span,rate,want_rate))
-sys.exit(0 if abs(ft-first)<=2 and abs(sp-span)<=2 and abs(rate-want_rate)<=rate_tol else 1)
+sys.exit(0 if abs(ft-first)<=5 and abs(sp-span)<=5 and abs(rate-want_rate)<=rate_tol else 1)
 ' "$TMP/timing.json" "$tokens" "$first_ms" "$gap_ms" >"$TMP/timing.txt"; then ok=1; break; fi
   cat "$TMP/timing.txt"
 done
-if [ $ok = 1 ]; then pass "timing within 2 ms: $(cat "$TMP/timing.txt")"; else fail "timing within 2 ms" "$(cat "$TMP/timing.txt")"; fi
+if [ $ok = 1 ]; then pass "timing within 5 ms: $(cat "$TMP/timing.txt")"; else fail "timing within 5 ms" "$(cat "$TMP/timing.txt")"; fi
 
 # Memory: a 16 MiB event stops at the 1 MiB cap; the client's peak memory does not follow it.
 if [ -n "${PACER_SANITIZE:-}" ]; then

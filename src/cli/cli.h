@@ -21,6 +21,9 @@ int cmd_request(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_board(int argc, char **argv);
 
+/* Routes SIGINT, SIGTERM and SIGHUP to `handler` (a command that cancels and saves). */
+void cli_stop_signals(void (*handler)(int));
+
 /* Prints "pacer: MESSAGE" on stderr (printf format). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -39,15 +39,6 @@ static void bench_on_signal(int sig) {
     bench_cancel = 1;
 }
 
-static void bench_signals_install(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = bench_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
 
 static int bench_suites(void) {
     for (int i = 0; suite_builtin_ids[i]; i++) {
@@ -404,7 +395,7 @@ int cmd_bench(int argc, char **argv) {
         suite_free(&s);
         return 1;
     }
-    bench_signals_install();
+    cli_stop_signals(bench_on_signal);
     manifest m;
     memset(&m, 0, sizeof m);
     managed_run mr;

@@ -65,15 +65,6 @@ static void lab_on_signal(int sig) {
     lab_cancel = sig;
 }
 
-static void lab_signals_install(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = lab_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
 
 static bool parse_case_cap(const char *arg, lab_run_options *o) {
     const char *eq = strchr(arg, '=');
@@ -294,7 +285,7 @@ static int run_parsed(lab_run_options *o, const char *root) {
     o->log_dir = logs;
     o->store_home = stores;
     o->sys_root = getenv("PACER_LAB_SYS_ROOT");
-    lab_signals_install();
+    cli_stop_signals(lab_on_signal);
     lab_run_result res;
     lab_outcome out = lab_run(o, &res, err, sizeof err);
     int status = 1;

@@ -1,5 +1,6 @@
 /* main.c - pacer's entry point: dispatches to a subcommand from the table below. */
 #include <locale.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,16 @@ static const cli_command cli_commands[] = {
     {"request", cmd_request, "send one measured streamed request, print the sample"},
     {"lab", cmd_lab, "lab suites for engine authors: fresh process per sample (lab run)"},
 };
+
+void cli_stop_signals(void (*handler)(int)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 void cli_error(const char *fmt, ...) {
     va_list ap;

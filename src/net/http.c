@@ -135,6 +135,20 @@ bool http_scheme_ok(const char *url) {
     return url && (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0);
 }
 
+pacer_err http_response_start(const http_request *req, http_response *resp) {
+    buf_reset(&resp->headers);
+    buf_reset(&resp->error_body);
+    resp->status = 0;
+    resp->first_byte_ns = resp->end_ns = resp->body_bytes = 0;
+    resp->reason[0] = '\0';
+    resp->start_ns = clock_now_ns();
+    if (!http_scheme_ok(req->url)) {
+        snprintf(resp->reason, sizeof resp->reason, "only http:// and https:// URLs are supported");
+        return PACER_ERR_ARG;
+    }
+    return PACER_OK;
+}
+
 pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs) {
     const http_request *req = x->req;
     CURL *e = x->easy;
@@ -274,17 +288,8 @@ pacer_err http_perform(const http_request *req, http_response *resp) {
     struct curl_slist *hdrs = NULL;
     CURLM *multi = NULL;
     http_xfer x = {.req = req, .resp = resp};
-    buf_reset(&resp->headers);
-    buf_reset(&resp->error_body);
-    resp->status = 0;
-    resp->first_byte_ns = resp->end_ns = resp->body_bytes = 0;
-    resp->reason[0] = '\0';
-    resp->start_ns = clock_now_ns();
-    if (!http_scheme_ok(req->url)) {
-        snprintf(resp->reason, sizeof resp->reason, "only http:// and https:// URLs are supported");
-        rc = PACER_ERR_ARG;
-        goto out;
-    }
+    rc = http_response_start(req, resp);
+    if (rc) goto out;
     http_global_once();
     x.easy = curl_easy_init();
     multi = curl_multi_init();

@@ -22,6 +22,9 @@ typedef struct http_xfer {
 
 /* True for http:// and https:// URLs. */
 bool http_scheme_ok(const char *url);
+/* Empties *resp and stamps its start; refuses (PACER_ERR_ARG, resp->reason set) a URL that
+ * is not http:// or https://. Both transports begin every request with it. */
+pacer_err http_response_start(const http_request *req, http_response *resp);
 /* Sets x->easy up for x->req (callbacks into x); header lines are appended to *hdrs,
  * which the caller frees after the transfer. */
 pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs);

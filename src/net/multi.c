@@ -181,19 +181,9 @@ static void multi_finish(net_multi *m, net_xfer *t, pacer_err rc) {
 }
 
 pacer_err net_multi_add(net_multi *m, const http_request *req, http_response *resp, net_done_fn done, void *ctx) {
-    buf_reset(&resp->headers);
-    buf_reset(&resp->error_body);
-    resp->status = 0;
-    resp->first_byte_ns = resp->end_ns = resp->body_bytes = 0;
-    resp->reason[0] = '\0';
-    resp->start_ns = clock_now_ns();
-    pacer_err rc = PACER_OK;
     net_xfer *t = NULL;
-    if (!http_scheme_ok(req->url)) {
-        snprintf(resp->reason, sizeof resp->reason, "only http:// and https:// URLs are supported");
-        rc = PACER_ERR_ARG;
-        goto out;
-    }
+    pacer_err rc = http_response_start(req, resp);
+    if (rc) goto out;
     t = calloc(1, sizeof *t);
     if (!t || !(t->x.easy = curl_easy_init())) {
         rc = PACER_ERR_NOMEM;

@@ -201,7 +201,7 @@ static int64_t load_cal_deliveries(const load_cal_slot *slots, int streams, bool
 
 /* Measures the client's cost per delivery and its maximum delivery rate on this thread:
  * `streams` endless streams from the loopback emitter for `budget_ms`. */
-static pacer_err load_calibrate(int streams, double budget_ms, json_t **out, char *err, size_t err_n) {
+static pacer_err load_calibrate(int streams, double budget_ms, json_t **out, char *err, size_t err_len) {
     net_emitter *em = NULL;
     net_multi *m = NULL;
     load_cal_slot *slots = calloc((size_t)streams, sizeof *slots);
@@ -210,7 +210,7 @@ static pacer_err load_calibrate(int streams, double budget_ms, json_t **out, cha
     pacer_err rc = slots ? net_emitter_start(&em, &port) : PACER_ERR_NOMEM;
     if (!rc) rc = net_multi_new(&m);
     if (rc) {
-        snprintf(err, err_n, "calibration: cannot start the loopback emitter: %s", pacer_strerror(rc));
+        snprintf(err, err_len, "calibration: cannot start the loopback emitter: %s", pacer_strerror(rc));
         goto out;
     }
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
@@ -231,7 +231,7 @@ static pacer_err load_calibrate(int streams, double budget_ms, json_t **out, cha
     if (!rc) rc = net_multi_run(m, t0 + (int64_t)llround(budget_ms * 1e6));
     int64_t cpu = thread_cpu_ns() - cpu0, wall = clock_now_ns() - t0;
     if (rc) {
-        snprintf(err, err_n, "calibration failed: %s", pacer_strerror(rc));
+        snprintf(err, err_len, "calibration failed: %s", pacer_strerror(rc));
         goto out;
     }
     int64_t deliveries = load_cal_deliveries(slots, streams, false) - before;
@@ -267,9 +267,9 @@ static const char *load_realtime(bool on) {
 
 /* ---- the sweep ---- */
 
-pacer_err load_options_check(const load_options *o, char *err, size_t err_n) {
+pacer_err load_options_check(const load_options *o, char *err, size_t err_len) {
     if (o->n_levels < 1 || o->n_levels > LOAD_MAX_LEVELS) {
-        snprintf(err, err_n, "a load sweep needs 1 to %d levels", LOAD_MAX_LEVELS);
+        snprintf(err, err_len, "a load sweep needs 1 to %d levels", LOAD_MAX_LEVELS);
         return PACER_ERR_ARG;
     }
     for (int i = 0; i < o->n_levels; i++) {
@@ -277,14 +277,14 @@ pacer_err load_options_check(const load_options *o, char *err, size_t err_n) {
         bool ok = o->kind == LOAD_CONCURRENCY ? v >= 1 && v <= LOAD_MAX_STREAMS && v == floor(v)
                                               : v > 0 && v <= 1e6 && isfinite(v);
         if (!ok) {
-            snprintf(err, err_n, o->kind == LOAD_CONCURRENCY ? "concurrency %g: expected a whole number 1..%d"
+            snprintf(err, err_len, o->kind == LOAD_CONCURRENCY ? "concurrency %g: expected a whole number 1..%d"
                                                              : "rate %g: expected requests per second > 0 (at most 1e6)",
                      v, LOAD_MAX_STREAMS);
             return PACER_ERR_ARG;
         }
     }
     if (o->requests < 0 || o->requests > LOAD_MAX_REQUESTS || o->duration_s < 0) {
-        snprintf(err, err_n, "--requests: 1..%d per level; --duration: seconds", LOAD_MAX_REQUESTS);
+        snprintf(err, err_len, "--requests: 1..%d per level; --duration: seconds", LOAD_MAX_REQUESTS);
         return PACER_ERR_ARG;
     }
     return PACER_OK;
@@ -303,9 +303,9 @@ static void load_raise_fd_limit(const load_options *o) {
     }
 }
 
-pacer_err load_run(const load_options *o, load_result *out, char *err, size_t err_n) {
+pacer_err load_run(const load_options *o, load_result *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
-    pacer_err rc = load_options_check(o, err, err_n);
+    pacer_err rc = load_options_check(o, err, err_len);
     if (rc) return rc;
     load_raise_fd_limit(o);
     double budget = o->calibration_ms > 0 ? o->calibration_ms : LOAD_DEFAULT_CALIBRATION_MS;
@@ -313,11 +313,11 @@ pacer_err load_run(const load_options *o, load_result *out, char *err, size_t er
     for (int li = 0; li < o->n_levels && !out->cancelled; li++) {
         int streams = o->kind == LOAD_CONCURRENCY ? (int)o->levels[li] : LOAD_RATE_CALIBRATION_STREAMS;
         json_t *cal = NULL;
-        if ((rc = load_calibrate(streams, budget, &cal, err, err_n))) break;
+        if ((rc = load_calibrate(streams, budget, &cal, err, err_len))) break;
         json_array_append_new(cal_levels, cal);
         load_level lv = {.o = o, .level = li, .value = o->levels[li], .attempts = json_array(), .reasons = json_array()};
         if ((rc = net_multi_new(&lv.m))) {
-            snprintf(err, err_n, "cannot start the load driver: %s", pacer_strerror(rc));
+            snprintf(err, err_len, "cannot start the load driver: %s", pacer_strerror(rc));
             json_decref(lv.attempts), json_decref(lv.reasons);
             break;
         }
@@ -329,7 +329,7 @@ pacer_err load_run(const load_options *o, load_result *out, char *err, size_t er
         net_multi_free(lv.m);
         if (lv.err) {
             rc = lv.err;
-            snprintf(err, err_n, "the load driver failed: %s", pacer_strerror(rc));
+            snprintf(err, err_len, "the load driver failed: %s", pacer_strerror(rc));
             json_decref(lv.attempts), json_decref(lv.reasons);
             break;
         }
@@ -337,7 +337,7 @@ pacer_err load_run(const load_options *o, load_result *out, char *err, size_t er
             json_array_append_new(lv.reasons, json_sprintf("... and %lld more", (long long)(lv.not_ok - LOAD_REASONS_MAX)));
         out->cancelled = load_cancelled(o);
         if (lv.not_ok || out->cancelled) out->incomplete = true;
-        json_t *agg = load_level_aggregates(lv.attempts, &o->slo, err, err_n);
+        json_t *agg = load_level_aggregates(lv.attempts, &o->slo, err, err_len);
         if (!agg) {
             rc = PACER_ERR_INTERNAL;
             json_decref(lv.attempts), json_decref(lv.reasons);

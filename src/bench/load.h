@@ -76,12 +76,12 @@ typedef struct load_result {
 } load_result;
 
 /* Checks the levels, request count and duration of `o`; PACER_ERR_ARG with `err` set. */
-pacer_err load_options_check(const load_options *o, char *err, size_t err_n);
+pacer_err load_options_check(const load_options *o, char *err, size_t err_len);
 
 /* Runs every level in order (each one calibrated first) and builds the receipt's load
  * section. Returns an error only for invalid options or when the client itself failed
  * (message in `err`); failed attempts are results, not errors. */
-pacer_err load_run(const load_options *o, load_result *out, char *err, size_t err_n);
+pacer_err load_run(const load_options *o, load_result *out, char *err, size_t err_len);
 
 /* Checks a receipt's load section (when present) against everything it can be derived
  * from: attempts re-judged, delivery times consistent with each attempt, every aggregate,
@@ -90,7 +90,7 @@ pacer_err load_run(const load_options *o, load_result *out, char *err, size_t er
  * flags from client.calibration. `suite_rules` gives the suite's rule version and natural-stop
  * minimum (the section gives the rest). *incomplete tells whether any attempt is not ok. */
 pacer_err load_validate(const json_t *receipt, const rules_context *suite_rules, bool *incomplete, char *err,
-                        size_t err_n);
+                        size_t err_len);
 
 /* ---- pure parts (load_stats.c): no I/O ---- */
 
@@ -119,7 +119,7 @@ pacer_err load_deltas_decode(const char *s, int64_t **deltas, size_t *n);
  * load_metrics {p50, p90, p99, max, mean, n} over the ok attempts (null when none), plus
  * throughput and, with SLOs, goodput. New reference, or NULL with `err` set when an
  * attempt cannot be read. */
-json_t *load_level_aggregates(const json_t *attempts, const load_slo *slo, char *err, size_t err_n);
+json_t *load_level_aggregates(const json_t *attempts, const load_slo *slo, char *err, size_t err_len);
 
 /* True when a level that delivered `deliveries_per_s` ran above the client-limit share of
  * the calibrated maximum (a maximum of 0 flags every level that delivered anything). */

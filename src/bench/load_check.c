@@ -12,7 +12,7 @@
 #include "bench/load.h"
 #include "bench/receipt.h"
 
-#define LFAIL(...) do { snprintf(err, err_n, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
+#define LFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); rc = PACER_ERR_FORMAT; goto out; } while (0)
 
 /* The delivery times of attempt `a` agree with its count, first-text time and span. */
 static bool load_times_agree(const json_t *a, const attempt_sample *s) {
@@ -31,7 +31,7 @@ static bool load_times_agree(const json_t *a, const attempt_sample *s) {
 
 /* Checks the attempts of level `li`; counts those not ok. */
 static pacer_err load_check_attempts(const json_t *sec, const json_t *lvl, size_t li, const rules_context *ctx,
-                                     int64_t *not_ok, char *err, size_t err_n) {
+                                     int64_t *not_ok, char *err, size_t err_len) {
     pacer_err rc = PACER_OK;
     bool rate = strcmp(json_get_str(sec, "kind", ""), "rate") == 0;
     const char *route = json_get_str(sec, "route", "");
@@ -83,7 +83,7 @@ out:
     return rc;
 }
 
-pacer_err load_validate(const json_t *r, const rules_context *suite_rules, bool *incomplete, char *err, size_t err_n) {
+pacer_err load_validate(const json_t *r, const rules_context *suite_rules, bool *incomplete, char *err, size_t err_len) {
     pacer_err rc = PACER_OK;
     *incomplete = false;
     const json_t *sec = json_object_get(r, "load");
@@ -110,7 +110,7 @@ pacer_err load_validate(const json_t *r, const rules_context *suite_rules, bool 
     json_t *lvl;
     json_array_foreach(levels, li, lvl) {
         int64_t not_ok = 0;
-        if ((rc = load_check_attempts(sec, lvl, li, &ctx, &not_ok, err, err_n))) goto out;
+        if ((rc = load_check_attempts(sec, lvl, li, &ctx, &not_ok, err, err_len))) goto out;
         size_t n = json_array_size(json_object_get(lvl, "attempts"));
         const char *want = not_ok || n == 0 ? "incomplete" : "complete";
         if (strcmp(json_get_str(lvl, "status", ""), want) != 0)

@@ -196,21 +196,21 @@ typedef struct load_att {
     size_t n_deltas;
 } load_att;
 
-static bool att_read(const json_t *a, load_att *x, char *err, size_t err_n) {
+static bool att_read(const json_t *a, load_att *x, char *err, size_t err_len) {
     memset(x, 0, sizeof *x);
     char why[160];
     if (receipt_attempt_from_json(a, &x->s, why, sizeof why)) {
-        snprintf(err, err_n, "%s", why);
+        snprintf(err, err_len, "%s", why);
         return false;
     }
     json_t *st = json_object_get(a, "start_ns"), *d = json_object_get(a, "delivery_ns");
     if (!json_is_integer(st) || json_integer_value(st) < 0 || !json_is_string(d)) {
-        snprintf(err, err_n, "start_ns or delivery_ns missing or of the wrong type");
+        snprintf(err, err_len, "start_ns or delivery_ns missing or of the wrong type");
         return false;
     }
     x->start_ns = json_integer_value(st);
     if (load_deltas_decode(json_string_value(d), &x->deltas, &x->n_deltas)) {
-        snprintf(err, err_n, "delivery_ns is not a list of non-negative integers");
+        snprintf(err, err_len, "delivery_ns is not a list of non-negative integers");
         return false;
     }
     return true;
@@ -235,7 +235,7 @@ static bool att_collect(const load_att *x, load_vals *m, int64_t *max_gap) {
     return ok;
 }
 
-json_t *load_level_aggregates(const json_t *attempts, const load_slo *slo, char *err, size_t err_n) {
+json_t *load_level_aggregates(const json_t *attempts, const load_slo *slo, char *err, size_t err_len) {
     load_vals m[M_COUNT];
     memset(m, 0, sizeof m);
     json_t *out = NULL;
@@ -246,7 +246,7 @@ json_t *load_level_aggregates(const json_t *attempts, const load_slo *slo, char 
         load_att x;
         char why[200];
         if (!att_read(a, &x, why, sizeof why)) {
-            snprintf(err, err_n, "attempt %zu: %s", i, why);
+            snprintf(err, err_len, "attempt %zu: %s", i, why);
             free(x.deltas);
             goto done;
         }
@@ -264,7 +264,7 @@ json_t *load_level_aggregates(const json_t *attempts, const load_slo *slo, char 
         }
         free(x.deltas);
         if (!collected) {
-            snprintf(err, err_n, "out of memory");
+            snprintf(err, err_len, "out of memory");
             goto done;
         }
     }

@@ -17,10 +17,10 @@
 /* Checks a board URL and writes its normal form (no trailing '/') into `norm`: https://,
  * or http:// only to a loopback host (127.0.0.0/8, ::1, localhost); no user name or
  * password in it, no query or fragment. PACER_ERR_ARG with words in `err` otherwise. */
-pacer_err publish_url_check(const char *url, char norm[PUBLISH_URL_MAX], char *err, size_t err_n);
+pacer_err publish_url_check(const char *url, char norm[PUBLISH_URL_MAX], char *err, size_t err_len);
 
 /* GET URL/api/v1/capabilities (no credential is sent). New reference in *caps. */
-pacer_err publish_get_caps(const char *url, json_t **caps, char *err, size_t err_n);
+pacer_err publish_get_caps(const char *url, json_t **caps, char *err, size_t err_len);
 
 /* Whether the board takes this suite (id and digest), backend, and v2 only with separate rankings. */
 bool publish_caps_suite(const json_t *caps, const char *id, const char *digest);
@@ -31,7 +31,7 @@ bool publish_caps_separate(const json_t *caps);
  * it (sanitize_check_receipt, as the board's intake runs it: PACER_ERR_FORMAT), a suite the
  * board does not take (a v2 receipt also needs separate v1/v2 rankings), a backend it does
  * not take (ROCm unless listed). PACER_ERR_UNSUPPORTED with the reason in `err`. */
-pacer_err publish_check_receipt(const json_t *receipt, const json_t *caps, char *err, size_t err_n);
+pacer_err publish_check_receipt(const json_t *receipt, const json_t *caps, char *err, size_t err_len);
 
 /* Appends to `notes` (an array) what a person should know before a public managed receipt
  * goes out: no GPU named, no checkpoint revision, no configuration digest. */
@@ -42,9 +42,9 @@ void publish_notes(const json_t *receipt, json_t *notes);
  * NULL when there was none). PACER_OK when the board answered at all; PACER_ERR_NET etc.
  * with `err` otherwise. */
 pacer_err publish_upload(const char *url, const char *token, const json_t *receipt, int *status, json_t **answer,
-                         char *err, size_t err_n);
+                         char *err, size_t err_len);
 
 /* GET URL/api/v1/whoami with the token: 200 and the profile in *answer when it is valid. */
-pacer_err publish_whoami(const char *url, const char *token, int *status, json_t **answer, char *err, size_t err_n);
+pacer_err publish_whoami(const char *url, const char *token, int *status, json_t **answer, char *err, size_t err_len);
 
 #endif

@@ -314,7 +314,7 @@ size_t sanitize_text(const sanitize_context *c, const char *in, size_t n, char *
 typedef struct receipt_checker {
     const sanitize_context *c;
     char *err;
-    size_t err_n;
+    size_t err_len;
 } receipt_checker;
 
 /* Checks one string value (absent or null is fine); false with the error set on a find. */
@@ -323,7 +323,7 @@ static bool check_value(receipt_checker *k, const json_t *v, bool use_texts, con
     if (!v || json_is_null(v)) return true;
     if (!json_is_string(v)) what = "a value that is not a string";
     else if (!san_check_ex(k->c, use_texts, json_string_value(v), json_string_length(v), &what)) return true;
-    snprintf(k->err, k->err_n, "privacy check failed: %s holds %s", where, what);
+    snprintf(k->err, k->err_len, "privacy check failed: %s holds %s", where, what);
     return false;
 }
 
@@ -336,7 +336,7 @@ static bool check_vocab(receipt_checker *k, const json_t *v, const char *const *
         snprintf(word, sizeof word, " %s ", s);
         if (!*s || strcmp(sanitize_vocab(vocab, s), "other") != 0 || strstr(also, word)) return true;
     }
-    snprintf(k->err, k->err_n, "privacy check failed: %s is not one of its fixed values", where);
+    snprintf(k->err, k->err_len, "privacy check failed: %s is not one of its fixed values", where);
     return false;
 }
 
@@ -372,8 +372,8 @@ static bool check_cells(receipt_checker *k, const json_t *cells) {
     return true;
 }
 
-pacer_err sanitize_check_receipt(const json_t *r, const sanitize_context *c, char *err, size_t err_n) {
-    receipt_checker k = {c, err, err_n};
+pacer_err sanitize_check_receipt(const json_t *r, const sanitize_context *c, char *err, size_t err_len) {
+    receipt_checker k = {c, err, err_len};
     static const char *const plain[] = {"manifest.reason", "platform.name", "model.revision", "model.served_model_id",
                                         "hardware.cpu.model", NULL};
     for (int i = 0; plain[i]; i++)

@@ -69,6 +69,6 @@ const char *sanitize_vocab(const char *const *vocab, const char *s);
  * names, the served model id) with sanitize_check(), and the fixed vocabularies. Returns
  * PACER_OK, or PACER_ERR_FORMAT with `err` naming the field and the kind found (never the
  * text). `c` should hold the prompts of the receipt's suite (sanitize_context_add_suite). */
-pacer_err sanitize_check_receipt(const json_t *receipt, const sanitize_context *c, char *err, size_t err_n);
+pacer_err sanitize_check_receipt(const json_t *receipt, const sanitize_context *c, char *err, size_t err_len);
 
 #endif

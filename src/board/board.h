@@ -44,7 +44,7 @@ void board_free(board *b);
 
 /* Listens on host:port (port 0: any) with `threads` request threads (0: 4) and starts the
  * lookup thread. */
-pacer_err board_listen(board *b, const char *host, int port, int threads, char *err, size_t err_n);
+pacer_err board_listen(board *b, const char *host, int port, int threads, char *err, size_t err_len);
 int board_port(const board *b);
 board_metrics *board_get_metrics(board *b);
 /* The website of a listening board (board/site.h); NULL before board_listen. */

@@ -153,12 +153,12 @@ static const http_route board_routes[] = {
 /* Room past the largest receipt for the website's upload form around it. */
 #define FORM_OVERHEAD (64u << 10)
 
-pacer_err board_listen(board *b, const char *host, int port, int threads, char *err, size_t err_n) {
+pacer_err board_listen(board *b, const char *host, int port, int threads, char *err, size_t err_len) {
     size_t n_api = sizeof board_routes / sizeof board_routes[0];
     pacer_err rc = site_new(b, NULL, &b->site);
     if (!rc && !(b->routes = malloc((site_route_count + n_api) * sizeof *b->routes))) rc = PACER_ERR_NOMEM;
     if (rc) {
-        snprintf(err, err_n, "cannot set up the website: %s", pacer_strerror(rc));
+        snprintf(err, err_len, "cannot set up the website: %s", pacer_strerror(rc));
         return rc;
     }
     memcpy(b->routes, site_routes, site_route_count * sizeof *b->routes);
@@ -176,10 +176,10 @@ pacer_err board_listen(board *b, const char *host, int port, int threads, char *
         .too_large = h_too_large,
         .ctx = b,
     };
-    rc = http_server_start(&o, &b->srv, err, err_n);
+    rc = http_server_start(&o, &b->srv, err, err_len);
     if (rc) return rc;
     if (pthread_create(&b->lookup, NULL, board_lookup_thread, b) != 0) {
-        snprintf(err, err_n, "cannot start the lookup thread");
+        snprintf(err, err_len, "cannot start the lookup thread");
         return PACER_ERR_INTERNAL;
     }
     b->lookup_started = true;

@@ -157,7 +157,7 @@ static pacer_err row_int(void *ud, const store_value *cols, size_t n) {
     return PACER_OK;
 }
 
-static pacer_err store_migrate(board_store *st, char *err, size_t err_n) {
+static pacer_err store_migrate(board_store *st, char *err, size_t err_len) {
     store_conn c;
     store_conn_get(st, &c);
     pacer_err rc = store_begin(&c);
@@ -168,7 +168,7 @@ static pacer_err store_migrate(board_store *st, char *err, size_t err_n) {
     int64_t have = 0;
     if (!rc) rc = store_run(&c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", NULL, 0, row_int, &have);
     if (!rc && have > store_schema_latest()) {
-        snprintf(err, err_n, "the store's schema (version %lld) is newer than this pacer knows (%d): use a newer pacer",
+        snprintf(err, err_len, "the store's schema (version %lld) is newer than this pacer knows (%d): use a newer pacer",
                  (long long)have, store_schema_latest());
         rc = PACER_ERR_UNSUPPORTED;
     }
@@ -183,18 +183,18 @@ static pacer_err store_migrate(board_store *st, char *err, size_t err_n) {
     if (!rc) rc = store_commit(&c);
     if (rc) {
         store_rollback(&c);
-        if (!err[0]) snprintf(err, err_n, "the store's schema could not be brought up to date (%s)", pacer_strerror(rc));
+        if (!err[0]) snprintf(err, err_len, "the store's schema could not be brought up to date (%s)", pacer_strerror(rc));
     }
     st->schema_version = (int)have;
     store_conn_put(&c);
     return rc;
 }
 
-pacer_err store_open(const store_config *cfg, board_store **out, char *err, size_t err_n) {
+pacer_err store_open(const store_config *cfg, board_store **out, char *err, size_t err_len) {
     *out = NULL;
     err[0] = '\0';
     if (!cfg || !cfg->target || !cfg->target[0]) {
-        snprintf(err, err_n, "no store given");
+        snprintf(err, err_len, "no store given");
         return PACER_ERR_ARG;
     }
     board_store *st = calloc(1, sizeof *st);
@@ -208,8 +208,8 @@ pacer_err store_open(const store_config *cfg, board_store **out, char *err, size
     pacer_err rc = st->conns && st->busy ? PACER_OK : PACER_ERR_NOMEM;
     /* the first connection migrates before the others open: they then see the schema */
     for (int i = 0; !rc && i < st->n; i++) {
-        rc = st->drv->open(cfg->target, &st->conns[i], err, err_n);
-        if (!rc && i == 0) rc = store_migrate(st, err, err_n);
+        rc = st->drv->open(cfg->target, &st->conns[i], err, err_len);
+        if (!rc && i == 0) rc = store_migrate(st, err, err_len);
     }
     if (rc) {
         store_close(st);

@@ -114,7 +114,7 @@ typedef struct store_submission_list {
 } store_submission_list;
 
 /* Opens (creating when needed) and migrates the store. `err` gets one line on failure. */
-pacer_err store_open(const store_config *cfg, board_store **out, char *err, size_t err_n);
+pacer_err store_open(const store_config *cfg, board_store **out, char *err, size_t err_len);
 /* Closes every connection. Accepts NULL. */
 void store_close(board_store *st);
 /* The schema version after migrations. */

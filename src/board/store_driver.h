@@ -26,12 +26,12 @@ typedef struct store_driver {
     const char *name;
     /* Opens one connection to `target` and sets it up (SQLite: WAL, synchronous=FULL,
      * foreign keys, busy timeout). */
-    pacer_err (*open)(const char *target, void **conn, char *err, size_t err_n);
+    pacer_err (*open)(const char *target, void **conn, char *err, size_t err_len);
     void (*close)(void *conn);
     /* Runs one statement. A unique-constraint violation is PACER_ERR_STATE; a lost or busy
      * database PACER_ERR_IO; `err` gets the database's words. `fn` may be NULL. */
     pacer_err (*exec)(void *conn, const char *sql, const store_value *params, size_t n_params, store_row_fn fn,
-                      void *ud, char *err, size_t err_n);
+                      void *ud, char *err, size_t err_len);
     /* The statement that starts a write transaction ("BEGIN IMMEDIATE" / "BEGIN"). */
     const char *begin_write;
     /* Run first in the migration transaction so two boards starting at once migrate one

@@ -23,10 +23,10 @@
 static void pg_close(void *c) { PQfinish(c); }
 
 /* libpq's message without its trailing newline. */
-static void pg_message(const char *what, const char *msg, char *err, size_t err_n) {
+static void pg_message(const char *what, const char *msg, char *err, size_t err_len) {
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) n--;
-    snprintf(err, err_n, "%s: %.*s", what, (int)n, msg);
+    snprintf(err, err_len, "%s: %.*s", what, (int)n, msg);
 }
 
 /* Server notices ("relation already exists, skipping") are not errors: kept off stderr. */
@@ -35,31 +35,31 @@ static void pg_notice(void *arg, const char *message) {
     (void)message;
 }
 
-static pacer_err pg_setup(PGconn *c, char *err, size_t err_n) {
+static pacer_err pg_setup(PGconn *c, char *err, size_t err_len) {
     PQsetNoticeProcessor(c, pg_notice, NULL);
     if (PQsetClientEncoding(c, "UTF8") != 0) {
-        pg_message("PostgreSQL", PQerrorMessage(c), err, err_n);
+        pg_message("PostgreSQL", PQerrorMessage(c), err, err_len);
         return PACER_ERR_IO;
     }
     /* acknowledged only after commit: never let a server default make commits asynchronous */
     PGresult *r = PQexec(c, "SET synchronous_commit = on");
     pacer_err rc = PQresultStatus(r) == PGRES_COMMAND_OK ? PACER_OK : PACER_ERR_IO;
-    if (rc) pg_message("PostgreSQL", PQresultErrorMessage(r), err, err_n);
+    if (rc) pg_message("PostgreSQL", PQresultErrorMessage(r), err, err_len);
     PQclear(r);
     return rc;
 }
 
-static pacer_err pg_open(const char *target, void **out, char *err, size_t err_n) {
+static pacer_err pg_open(const char *target, void **out, char *err, size_t err_len) {
     *out = NULL;
     PGconn *c = PQconnectdb(target);
     if (!c) return PACER_ERR_NOMEM;
     if (PQstatus(c) != CONNECTION_OK) {
         /* libpq's message names the host and port, not the password */
-        pg_message("cannot connect to PostgreSQL", PQerrorMessage(c), err, err_n);
+        pg_message("cannot connect to PostgreSQL", PQerrorMessage(c), err, err_len);
         PQfinish(c);
         return PACER_ERR_NET;
     }
-    pacer_err rc = pg_setup(c, err, err_n);
+    pacer_err rc = pg_setup(c, err, err_len);
     if (rc) { PQfinish(c); return rc; }
     *out = c;
     return PACER_OK;
@@ -96,7 +96,7 @@ static pacer_err pg_rows(PGresult *r, store_row_fn fn, void *ud) {
 }
 
 static pacer_err pg_exec(void *conn, const char *sql, const store_value *params, size_t n_params, store_row_fn fn,
-                         void *ud, char *err, size_t err_n) {
+                         void *ud, char *err, size_t err_len) {
     PGconn *c = conn;
     if (n_params > PG_MAX_PARAMS) return PACER_ERR_ARG;
     Oid types[PG_MAX_PARAMS];
@@ -132,7 +132,7 @@ static pacer_err pg_exec(void *conn, const char *sql, const store_value *params,
         rc = state && strncmp(state, "23", 2) == 0 ? PACER_ERR_STATE
              : !r || PQstatus(c) != CONNECTION_OK ? PACER_ERR_NET
                                                   : PACER_ERR_IO;
-        pg_message("PostgreSQL", r ? PQresultErrorMessage(r) : PQerrorMessage(c), err, err_n);
+        pg_message("PostgreSQL", r ? PQresultErrorMessage(r) : PQerrorMessage(c), err, err_len);
     }
     PQclear(r);
     return rc;

@@ -37,10 +37,10 @@ static void sqlite_close(void *c) {
 }
 
 /* Runs a statement that returns no rows we need (a PRAGMA), checking that it worked. */
-static pacer_err sqlite_simple(sqlite3 *db, const char *sql, char *err, size_t err_n) {
+static pacer_err sqlite_simple(sqlite3 *db, const char *sql, char *err, size_t err_len) {
     char *msg = NULL;
     int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) snprintf(err, err_n, "%s: %s", sql, msg ? msg : sqlite3_errstr(rc));
+    if (rc != SQLITE_OK) snprintf(err, err_len, "%s: %s", sql, msg ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
     return sqlite_code(rc);
 }
@@ -51,28 +51,28 @@ static int sqlite_text_cb(void *ud, int n, char **vals, char **names) {
     return 0;
 }
 
-static pacer_err sqlite_open(const char *target, void **out, char *err, size_t err_n) {
+static pacer_err sqlite_open(const char *target, void **out, char *err, size_t err_len) {
     *out = NULL;
     sqlite_conn *sc = calloc(1, sizeof *sc);
     if (!sc) return PACER_ERR_NOMEM;
     int rc = sqlite3_open_v2(target, &sc->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        snprintf(err, err_n, "cannot open the SQLite store %s: %s", target, sc->db ? sqlite3_errmsg(sc->db) : sqlite3_errstr(rc));
+        snprintf(err, err_len, "cannot open the SQLite store %s: %s", target, sc->db ? sqlite3_errmsg(sc->db) : sqlite3_errstr(rc));
         sqlite_close(sc);
         return PACER_ERR_IO;
     }
     sqlite3_busy_timeout(sc->db, SQLITE_BUSY_MS);
-    pacer_err e = sqlite_simple(sc->db, "PRAGMA foreign_keys=ON", err, err_n);
+    pacer_err e = sqlite_simple(sc->db, "PRAGMA foreign_keys=ON", err, err_len);
     char mode[32] = "";
     if (!e && sqlite3_exec(sc->db, "PRAGMA journal_mode=WAL", sqlite_text_cb, mode, NULL) != SQLITE_OK) e = PACER_ERR_IO;
     if (!e && strcmp(mode, "wal") != 0) {
-        snprintf(err, err_n, "the SQLite store %s cannot use WAL mode (journal mode '%s')", target, mode);
+        snprintf(err, err_len, "the SQLite store %s cannot use WAL mode (journal mode '%s')", target, mode);
         e = PACER_ERR_UNSUPPORTED;
     }
     /* FULL: the WAL is synced at every commit, so an acknowledged upload survives power loss */
-    if (!e) e = sqlite_simple(sc->db, "PRAGMA synchronous=FULL", err, err_n);
+    if (!e) e = sqlite_simple(sc->db, "PRAGMA synchronous=FULL", err, err_len);
     if (e) {
-        if (!err[0]) snprintf(err, err_n, "cannot set up the SQLite store %s: %s", target, sqlite3_errmsg(sc->db));
+        if (!err[0]) snprintf(err, err_len, "cannot set up the SQLite store %s: %s", target, sqlite3_errmsg(sc->db));
         sqlite_close(sc);
         return e;
     }
@@ -128,12 +128,12 @@ static int sqlite_bind(sqlite3_stmt *st, const store_value *params, size_t n) {
 #define SQLITE_MAX_COLS 48
 
 static pacer_err sqlite_exec(void *c, const char *sql, const store_value *params, size_t n_params, store_row_fn fn,
-                             void *ud, char *err, size_t err_n) {
+                             void *ud, char *err, size_t err_len) {
     sqlite_conn *sc = c;
     int rc;
     sqlite3_stmt *st = sqlite_stmt(sc, sql, &rc);
     if (!st) {
-        snprintf(err, err_n, "SQLite: %s", sqlite3_errmsg(sc->db));
+        snprintf(err, err_len, "SQLite: %s", sqlite3_errmsg(sc->db));
         return sqlite_code(rc) ? sqlite_code(rc) : PACER_ERR_INTERNAL;
     }
     pacer_err out = PACER_OK;
@@ -159,7 +159,7 @@ static pacer_err sqlite_exec(void *c, const char *sql, const store_value *params
     }
     if (!out && rc != SQLITE_DONE) {
         out = sqlite_code(rc) ? sqlite_code(rc) : PACER_ERR_INTERNAL;
-        snprintf(err, err_n, "SQLite: %s", sqlite3_errmsg(sc->db));
+        snprintf(err, err_len, "SQLite: %s", sqlite3_errmsg(sc->db));
     }
     sqlite3_reset(st);
     if (!sqlite_cached(sc, st)) sqlite3_finalize(st);

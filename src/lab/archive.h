@@ -9,6 +9,6 @@
 #include "base/error.h"
 
 /* Zips `dir` into `zip_path`. Returns the number of files through *n_files. */
-pacer_err lab_archive_write(const char *dir, const char *zip_path, size_t *n_files, char *err, size_t err_n);
+pacer_err lab_archive_write(const char *dir, const char *zip_path, size_t *n_files, char *err, size_t err_len);
 
 #endif

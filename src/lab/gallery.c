@@ -63,7 +63,7 @@ static pacer_err drawing(buf *out, const char *dir, const json_t *svg) {
     return rc;
 }
 
-static pacer_err sample(buf *out, const char *dir, const json_t *s, char *err, size_t err_n) {
+static pacer_err sample(buf *out, const char *dir, const json_t *s, char *err, size_t err_len) {
     pacer_err rc = html_appendf(out, "<article id=\"%s\"><h4>%s</h4>\n", lab_str(s, "id"), lab_str(s, "id"));
     if (!rc) rc = figures(out, s);
     if (!rc) rc = drawing(out, dir, json_object_get(s, "svg"));
@@ -72,7 +72,7 @@ static pacer_err sample(buf *out, const char *dir, const json_t *s, char *err, s
     buf_init(&a, ANSWER_MAX);
     if (!rc && (snprintf(path, sizeof path, "%s/%s", dir, lab_str(s, "answer_file")) >= (int)sizeof path ||
                 file_read_all(path, &a) != PACER_OK)) {
-        snprintf(err, err_n, "cannot read the answer of %s (%s)", lab_str(s, "id"), lab_str(s, "answer_file"));
+        snprintf(err, err_len, "cannot read the answer of %s (%s)", lab_str(s, "id"), lab_str(s, "answer_file"));
         rc = PACER_ERR_IO;
     }
     if (!rc) rc = buf_append_str(out, "<pre>");
@@ -82,7 +82,7 @@ static pacer_err sample(buf *out, const char *dir, const json_t *s, char *err, s
     return rc;
 }
 
-pacer_err lab_gallery_html(buf *out, const char *dir, const json_t *report, char *err, size_t err_n) {
+pacer_err lab_gallery_html(buf *out, const char *dir, const json_t *report, char *err, size_t err_len) {
     const json_t *run = json_object_get(report, "run");
     const json_t *configs = json_object_get(run, "configurations"), *samples = json_object_get(report, "samples");
     const json_t *cases = json_object_get(json_object_get(json_object_get(run, "signature"), "selections"), "cases");
@@ -105,7 +105,7 @@ pacer_err lab_gallery_html(buf *out, const char *dir, const json_t *report, char
         json_array_foreach(configs, ci, c) {
             if (!rc) rc = html_appendf(out, "<h3>%s / %s</h3>\n", wn, lab_str(c, "name"));
             json_array_foreach(samples, si, s) if (!rc && !strcmp(lab_str(s, "workload"), wn) && !strcmp(lab_str(s, "config"), lab_str(c, "name")))
-                rc = sample(out, dir, s, err, err_n);
+                rc = sample(out, dir, s, err, err_len);
         }
         if (!rc) rc = buf_append_str(out, "</section>\n");
     }

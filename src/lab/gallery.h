@@ -17,6 +17,6 @@
 /* Appends the page for report.json `report` of the results directory `dir` (answers and
  * drawings are read from there; each drawing is checked again with lab_svg_check and shown
  * as invalid, with the reason, when its record or the check says so). */
-pacer_err lab_gallery_html(buf *out, const char *dir, const json_t *report, char *err, size_t err_n);
+pacer_err lab_gallery_html(buf *out, const char *dir, const json_t *report, char *err, size_t err_len);
 
 #endif

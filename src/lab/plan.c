@@ -7,7 +7,7 @@
 
 /* Marks the names of comma-separated `list` in `chosen` (indexes from `lookup`). */
 static pacer_err mark_names(const lab_suite *s, const char *list, int (*lookup)(const lab_suite *, const char *),
-                            bool *chosen, const char *what, char *err, size_t err_n) {
+                            bool *chosen, const char *what, char *err, size_t err_len) {
     const char *p = list;
     while (*p) {
         size_t len = strcspn(p, ",");
@@ -19,11 +19,11 @@ static pacer_err mark_names(const lab_suite *s, const char *list, int (*lookup)(
             i = lookup(s, name);
         }
         if (i < 0) {
-            snprintf(err, err_n, "the suite has no %s '%.*s'", what, (int)(len > 60 ? 60 : len), p);
+            snprintf(err, err_len, "the suite has no %s '%.*s'", what, (int)(len > 60 ? 60 : len), p);
             return PACER_ERR_ARG;
         }
         if (chosen[i]) {
-            snprintf(err, err_n, "%s '%s' is named twice", what, name);
+            snprintf(err, err_len, "%s '%s' is named twice", what, name);
             return PACER_ERR_ARG;
         }
         chosen[i] = true;
@@ -34,19 +34,19 @@ static pacer_err mark_names(const lab_suite *s, const char *list, int (*lookup)(
 }
 
 pacer_err lab_selection_parse(const lab_suite *s, const char *configs, const char *cases, int rounds, lab_selection *sel,
-                              char *err, size_t err_n) {
+                              char *err, size_t err_len) {
     memset(sel, 0, sizeof *sel);
     bool c[LAB_MAX_CONFIGS] = {0}, w[LAB_MAX_WORKLOADS] = {0};
     pacer_err rc;
-    if (configs && (rc = mark_names(s, configs, lab_suite_config, c, "configuration", err, err_n))) return rc;
-    if (cases && (rc = mark_names(s, cases, lab_suite_workload, w, "workload", err, err_n))) return rc;
+    if (configs && (rc = mark_names(s, configs, lab_suite_config, c, "configuration", err, err_len))) return rc;
+    if (cases && (rc = mark_names(s, cases, lab_suite_workload, w, "workload", err, err_len))) return rc;
     for (int i = 0; i < s->n_configs; i++)
         if (!configs || c[i]) sel->configs[sel->n_configs++] = i;
     for (int i = 0; i < s->n_workloads; i++)
         if (!cases || w[i]) sel->cases[sel->n_cases++] = i;
     sel->rounds = rounds > 0 ? rounds : s->rounds;
     if (!sel->n_configs || !sel->n_cases) {
-        snprintf(err, err_n, "nothing selected");
+        snprintf(err, err_len, "nothing selected");
         return PACER_ERR_ARG;
     }
     return PACER_OK;

@@ -38,7 +38,7 @@ typedef struct lab_plan {
  * order) and `rounds` (<= 0: the suite's). An unknown or repeated name is PACER_ERR_ARG with
  * the name in `err`. Selected names keep suite order. */
 pacer_err lab_selection_parse(const lab_suite *s, const char *configs, const char *cases, int rounds, lab_selection *sel,
-                              char *err, size_t err_n);
+                              char *err, size_t err_len);
 /* Builds the plan. PACER_ERR_NOMEM, or PACER_ERR_ARG when the selection is empty. */
 pacer_err lab_plan_build(const lab_suite *s, const lab_selection *sel, lab_plan *out);
 void lab_plan_free(lab_plan *p);

@@ -146,16 +146,16 @@ static pacer_err field_from_json(const json_t *v, lab_record *r, const lab_field
     return PACER_ERR_FORMAT;
 }
 
-pacer_err lab_record_from_json(const json_t *j, lab_record *out, char *err, size_t err_n) {
+pacer_err lab_record_from_json(const json_t *j, lab_record *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     if (!json_is_object(j)) {
-        snprintf(err, err_n, "a sample record must be an object");
+        snprintf(err, err_len, "a sample record must be an object");
         return PACER_ERR_FORMAT;
     }
     for (size_t i = 0; i < lab_record_field_count; i++) {
         const json_t *v = json_object_get(j, lab_record_fields[i].name);
         if (!v || field_from_json(v, out, &lab_record_fields[i])) {
-            snprintf(err, err_n, "sample record field '%s' is %s", lab_record_fields[i].name, v ? "of the wrong type" : "missing");
+            snprintf(err, err_len, "sample record field '%s' is %s", lab_record_fields[i].name, v ? "of the wrong type" : "missing");
             lab_record_free(out);
             return PACER_ERR_FORMAT;
         }
@@ -164,7 +164,7 @@ pacer_err lab_record_from_json(const json_t *j, lab_record *out, char *err, size
         json_t *v = json_object_get(j, lab_record_parts[i].name);
         bool ok = v && (json_typeof(v) == lab_record_parts[i].type || (lab_record_parts[i].nullable && json_is_null(v)));
         if (!ok) {
-            snprintf(err, err_n, "sample record field '%s' is %s", lab_record_parts[i].name, v ? "of the wrong type" : "missing");
+            snprintf(err, err_len, "sample record field '%s' is %s", lab_record_parts[i].name, v ? "of the wrong type" : "missing");
             lab_record_free(out);
             return PACER_ERR_FORMAT;
         }

@@ -113,7 +113,7 @@ void lab_record_free(lab_record *r);
 json_t *lab_record_to_json(const lab_record *r);
 /* Reads a record back, checking every field's type (PACER_ERR_FORMAT naming the field).
  * The nested parts are taken as new references. */
-pacer_err lab_record_from_json(const json_t *j, lab_record *out, char *err, size_t err_n);
+pacer_err lab_record_from_json(const json_t *j, lab_record *out, char *err, size_t err_len);
 /* True when the sample enters medians: finish "eos" and validity "valid". */
 bool lab_record_in_median(const lab_record *r);
 /* True when --resume runs the sample again: an error, an invalidation, or a capped answer

@@ -39,14 +39,14 @@ static bool record_agrees(const lab_record *r, const char *id, const json_t *sig
     return false;
 }
 
-pacer_err lab_reports_load(const char *dir, json_t **report, char *err, size_t err_n) {
+pacer_err lab_reports_load(const char *dir, json_t **report, char *err, size_t err_len) {
     json_t *run = NULL;
     *report = NULL;
-    pacer_err rc = lab_results_read_json(dir, LAB_RUN_FILE, &run, err, err_n);
+    pacer_err rc = lab_results_read_json(dir, LAB_RUN_FILE, &run, err, err_len);
     if (rc) return rc;
     const json_t *plan = json_object_get(run, "plan"), *sig = json_object_get(run, "signature");
     if (!json_is_array(plan) || !json_is_object(sig) || strcmp(json_string_value(json_object_get(run, "format")) ? json_string_value(json_object_get(run, "format")) : "", LAB_FORMAT)) {
-        snprintf(err, err_n, "%s/%s is not a lab run", dir, LAB_RUN_FILE);
+        snprintf(err, err_len, "%s/%s is not a lab run", dir, LAB_RUN_FILE);
         json_decref(run);
         return PACER_ERR_FORMAT;
     }
@@ -65,7 +65,7 @@ pacer_err lab_reports_load(const char *dir, json_t **report, char *err, size_t e
             continue;
         }
         if (r == PACER_OK) lab_record_free(&recs[k]);
-        snprintf(err, err_n, "sample %s fails its own checks: %s", sid, why);
+        snprintf(err, err_len, "sample %s fails its own checks: %s", sid, why);
         rc = r == PACER_OK ? PACER_ERR_FORMAT : r;
     }
     if (!rc && !(*report = lab_report_build(run, recs, k))) rc = PACER_ERR_NOMEM;
@@ -75,7 +75,7 @@ pacer_err lab_reports_load(const char *dir, json_t **report, char *err, size_t e
     return rc;
 }
 
-static pacer_err write_buf(const char *dir, const char *name, buf *b, char *err, size_t err_n) {
+static pacer_err write_buf(const char *dir, const char *name, buf *b, char *err, size_t err_len) {
     char path[PATH_MAX];
     pacer_err rc = snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ? PACER_ERR_TOO_BIG : PACER_OK;
     if (!rc) {
@@ -85,38 +85,38 @@ static pacer_err write_buf(const char *dir, const char *name, buf *b, char *err,
         *slash = '/';
     }
     if (!rc) rc = file_write_atomic(path, b->data ? b->data : "", b->len, 0644);
-    if (rc) snprintf(err, err_n, "cannot write %s: %s", path, pacer_strerror(rc));
+    if (rc) snprintf(err, err_len, "cannot write %s: %s", path, pacer_strerror(rc));
     buf_reset(b);
     return rc;
 }
 
-pacer_err lab_reports_write(const char *dir, json_t **out, char *err, size_t err_n) {
+pacer_err lab_reports_write(const char *dir, json_t **out, char *err, size_t err_len) {
     json_t *rep = NULL;
-    pacer_err rc = lab_reports_load(dir, &rep, err, err_n);
-    if (!rc) rc = lab_results_write_json(dir, LAB_REPORT_FILE, rep, true, err, err_n);
+    pacer_err rc = lab_reports_load(dir, &rep, err, err_len);
+    if (!rc) rc = lab_results_write_json(dir, LAB_REPORT_FILE, rep, true, err, err_len);
     buf b;
     buf_init(&b, PAGE_MAX);
-    if (!rc && (rc = lab_summary_markdown(&b, rep))) snprintf(err, err_n, "cannot build %s", LAB_SUMMARY_FILE);
-    if (!rc) rc = write_buf(dir, LAB_SUMMARY_FILE, &b, err, err_n);
-    if (!rc && (rc = lab_plot_decode(&b, rep))) snprintf(err, err_n, "cannot draw %s", LAB_PLOT_DECODE);
-    if (!rc) rc = write_buf(dir, LAB_PLOT_DECODE, &b, err, err_n);
-    if (!rc && (rc = lab_plot_length_time(&b, rep))) snprintf(err, err_n, "cannot draw %s", LAB_PLOT_LENGTH_TIME);
-    if (!rc) rc = write_buf(dir, LAB_PLOT_LENGTH_TIME, &b, err, err_n);
-    if (!rc) rc = lab_gallery_html(&b, dir, rep, err, err_n);
-    if (!rc) rc = write_buf(dir, LAB_GALLERY_FILE, &b, err, err_n);
+    if (!rc && (rc = lab_summary_markdown(&b, rep))) snprintf(err, err_len, "cannot build %s", LAB_SUMMARY_FILE);
+    if (!rc) rc = write_buf(dir, LAB_SUMMARY_FILE, &b, err, err_len);
+    if (!rc && (rc = lab_plot_decode(&b, rep))) snprintf(err, err_len, "cannot draw %s", LAB_PLOT_DECODE);
+    if (!rc) rc = write_buf(dir, LAB_PLOT_DECODE, &b, err, err_len);
+    if (!rc && (rc = lab_plot_length_time(&b, rep))) snprintf(err, err_len, "cannot draw %s", LAB_PLOT_LENGTH_TIME);
+    if (!rc) rc = write_buf(dir, LAB_PLOT_LENGTH_TIME, &b, err, err_len);
+    if (!rc) rc = lab_gallery_html(&b, dir, rep, err, err_len);
+    if (!rc) rc = write_buf(dir, LAB_GALLERY_FILE, &b, err, err_len);
     buf_free(&b);
     if (out && !rc) *out = rep;
     else json_decref(rep);
     return rc;
 }
 
-pacer_err lab_reports_write_readme(const char *dir, char *err, size_t err_n) {
+pacer_err lab_reports_write_readme(const char *dir, char *err, size_t err_len) {
     json_t *rep = NULL;
-    pacer_err rc = lab_reports_load(dir, &rep, err, err_n);
+    pacer_err rc = lab_reports_load(dir, &rep, err, err_len);
     buf b;
     buf_init(&b, PAGE_MAX);
-    if (!rc && (rc = lab_readme_markdown(&b, rep))) snprintf(err, err_n, "cannot build %s", LAB_README_FILE);
-    if (!rc) rc = write_buf(dir, LAB_README_FILE, &b, err, err_n);
+    if (!rc && (rc = lab_readme_markdown(&b, rep))) snprintf(err, err_len, "cannot build %s", LAB_README_FILE);
+    if (!rc) rc = write_buf(dir, LAB_README_FILE, &b, err, err_len);
     buf_free(&b);
     json_decref(rep);
     return rc;

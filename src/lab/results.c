@@ -31,25 +31,25 @@ static bool dir_is_empty(const char *dir) {
     return empty;
 }
 
-pacer_err lab_results_create(const char *dir, char *err, size_t err_n) {
+pacer_err lab_results_create(const char *dir, char *err, size_t err_len) {
     struct stat st;
     if (stat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || !dir_is_empty(dir))) {
-        snprintf(err, err_n, "%s exists and is not an empty directory (--resume continues a run there)", dir);
+        snprintf(err, err_len, "%s exists and is not an empty directory (--resume continues a run there)", dir);
         return PACER_ERR_STATE;
     }
     char p[PATH_MAX];
     if (dir_create_all(dir, 0755)) {
-        snprintf(err, err_n, "cannot create %s: %s", dir, strerror(errno));
+        snprintf(err, err_len, "cannot create %s: %s", dir, strerror(errno));
         return PACER_ERR_IO;
     }
     for (size_t i = 0; i < sizeof lab_subdirs / sizeof lab_subdirs[0]; i++) {
         if (path_of(p, sizeof p, dir, lab_subdirs[i]) || dir_create_all(p, 0755)) {
-            snprintf(err, err_n, "cannot create %s/%s", dir, lab_subdirs[i]);
+            snprintf(err, err_len, "cannot create %s/%s", dir, lab_subdirs[i]);
             return PACER_ERR_IO;
         }
     }
     if (path_of(p, sizeof p, dir, ".gitignore") || file_write_atomic(p, lab_gitignore, sizeof lab_gitignore - 1, 0644)) {
-        snprintf(err, err_n, "cannot write %s/.gitignore", dir);
+        snprintf(err, err_len, "cannot write %s/.gitignore", dir);
         return PACER_ERR_IO;
     }
     return PACER_OK;
@@ -64,39 +64,39 @@ pacer_err lab_results_ignore_dir(const char *dir) {
     return file_write_atomic(p, lab_gitignore, sizeof lab_gitignore - 1, 0644);
 }
 
-static pacer_err write_rel(const char *dir, const char *rel, const void *data, size_t n, char *err, size_t err_n) {
+static pacer_err write_rel(const char *dir, const char *rel, const void *data, size_t n, char *err, size_t err_len) {
     char p[PATH_MAX];
     pacer_err rc = path_of(p, sizeof p, dir, rel);
     if (!rc) rc = file_write_atomic(p, data, n, 0644);
-    if (rc) snprintf(err, err_n, "cannot write %s/%s: %s", dir, rel, pacer_strerror(rc));
+    if (rc) snprintf(err, err_len, "cannot write %s/%s: %s", dir, rel, pacer_strerror(rc));
     return rc;
 }
 
 pacer_err lab_results_write_json(const char *dir, const char *name, const json_t *doc, bool canonical, char *err,
-                                 size_t err_n) {
+                                 size_t err_len) {
     char *text = canonical ? json_canonical_dump(doc) : json_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(15));
     if (!text) {
-        snprintf(err, err_n, "out of memory encoding %s", name);
+        snprintf(err, err_len, "out of memory encoding %s", name);
         return PACER_ERR_NOMEM;
     }
     size_t n = strlen(text);
     if (!canonical) text[n] = '\n'; /* json_dumps leaves room: the terminator becomes a newline */
-    pacer_err rc = write_rel(dir, name, text, canonical ? n : n + 1, err, err_n);
+    pacer_err rc = write_rel(dir, name, text, canonical ? n : n + 1, err, err_len);
     free(text);
     return rc;
 }
 
-pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t *earlier, char *err, size_t err_n) {
+pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t *earlier, char *err, size_t err_len) {
     lab_record *r = &s->rec;
     const char *text = s->answer.data ? s->answer.data : "";
     snprintf(r->answer_file, sizeof r->answer_file, "answers/%s.txt", r->id);
     pacer_err rc = sha256_hex(text, s->answer.len, r->answer_sha256);
-    if (!rc) rc = write_rel(dir, r->answer_file, text, s->answer.len, err, err_n);
+    if (!rc) rc = write_rel(dir, r->answer_file, text, s->answer.len, err, err_len);
     if (rc) return rc;
     if (strcmp(r->kind, "svg") == 0 && r->finish != LAB_FINISH_ERROR) {
         char file[LAB_NAME_MAX + 48];
         snprintf(file, sizeof file, "pelicans/%s-%lld.svg", r->config, (long long)r->round);
-        if (s->svg.found && (rc = write_rel(dir, file, text + s->svg.start, s->svg.len, err, err_n))) return rc;
+        if (s->svg.found && (rc = write_rel(dir, file, text + s->svg.start, s->svg.len, err, err_len))) return rc;
         json_decref(r->svg);
         r->svg = json_pack("{s:s?,s:b,s:s?}", "file", s->svg.found ? file : NULL, "valid", s->svg.valid, "reason",
                            s->svg.reason[0] ? s->svg.reason : NULL);
@@ -105,17 +105,17 @@ pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t
     r->earlier = earlier ? json_incref(earlier) : NULL;
     json_t *j = lab_record_to_json(r);
     if (!j) {
-        snprintf(err, err_n, "out of memory");
+        snprintf(err, err_len, "out of memory");
         return PACER_ERR_NOMEM;
     }
     char name[LAB_ID_MAX + 16];
     snprintf(name, sizeof name, "samples/%s.json", r->id);
-    rc = lab_results_write_json(dir, name, j, false, err, err_n);
+    rc = lab_results_write_json(dir, name, j, false, err, err_len);
     json_decref(j);
     return rc;
 }
 
-pacer_err lab_results_read_json(const char *dir, const char *name, json_t **out, char *err, size_t err_n) {
+pacer_err lab_results_read_json(const char *dir, const char *name, json_t **out, char *err, size_t err_len) {
     *out = NULL;
     char p[PATH_MAX];
     if (path_of(p, sizeof p, dir, name)) return PACER_ERR_TOO_BIG;
@@ -123,14 +123,14 @@ pacer_err lab_results_read_json(const char *dir, const char *name, json_t **out,
     buf_init(&b, LAB_RUN_FILE_MAX);
     pacer_err rc = file_read_all(p, &b);
     if (rc == PACER_ERR_NOT_FOUND) {
-        snprintf(err, err_n, "%s/%s does not exist", dir, name);
+        snprintf(err, err_len, "%s/%s does not exist", dir, name);
     } else if (rc) {
-        snprintf(err, err_n, "cannot read %s/%s: %s", dir, name, pacer_strerror(rc));
+        snprintf(err, err_len, "cannot read %s/%s: %s", dir, name, pacer_strerror(rc));
     } else {
         json_error_t je;
         *out = json_loadb(b.data ? b.data : "", b.len, JSON_REJECT_DUPLICATES, &je);
         if (!*out) {
-            snprintf(err, err_n, "%s/%s is not JSON: %s", dir, name, je.text);
+            snprintf(err, err_len, "%s/%s is not JSON: %s", dir, name, je.text);
             rc = PACER_ERR_FORMAT;
         }
     }
@@ -138,21 +138,21 @@ pacer_err lab_results_read_json(const char *dir, const char *name, json_t **out,
     return rc;
 }
 
-pacer_err lab_results_read_sample(const char *dir, const char *id, lab_record *out, char *err, size_t err_n) {
+pacer_err lab_results_read_sample(const char *dir, const char *id, lab_record *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     char name[LAB_ID_MAX + 16];
     snprintf(name, sizeof name, "samples/%s.json", id);
     json_t *j;
-    pacer_err rc = lab_results_read_json(dir, name, &j, err, err_n);
+    pacer_err rc = lab_results_read_json(dir, name, &j, err, err_len);
     if (rc) return rc;
-    rc = lab_record_from_json(j, out, err, err_n);
+    rc = lab_record_from_json(j, out, err, err_len);
     json_decref(j);
     if (rc) return rc;
     char expect[LAB_ID_MAX + 16], hash[65] = "", p[PATH_MAX];
     snprintf(expect, sizeof expect, "answers/%s.txt", id);
     if (strcmp(out->id, id) || strcmp(out->answer_file, expect) || path_of(p, sizeof p, dir, expect) ||
         sha256_file_hex(p, hash) || strcmp(hash, out->answer_sha256)) {
-        snprintf(err, err_n, "sample %s: its record does not match its name or its answer file", id);
+        snprintf(err, err_len, "sample %s: its record does not match its name or its answer file", id);
         lab_record_free(out);
         return PACER_ERR_FORMAT;
     }

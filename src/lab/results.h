@@ -19,23 +19,23 @@
 
 /* Creates `dir` (and missing parents) with .gitignore, samples/, answers/, pelicans/.
  * PACER_ERR_STATE when `dir` exists and is not empty (a run is never written over). */
-pacer_err lab_results_create(const char *dir, char *err, size_t err_n);
+pacer_err lab_results_create(const char *dir, char *err, size_t err_len);
 /* Writes DIR/.gitignore ("*") unless DIR already has one: for the default parent results/,
  * so that the archives beside the runs stay out of Git too. Creates DIR when missing. */
 pacer_err lab_results_ignore_dir(const char *dir);
 /* Writes a sample's answer, SVG (for svg workloads with an <svg>) and record, in that
  * order, each atomically; fills the record's answer_file, answer_sha256 and svg parts
  * first. `earlier` (may be NULL) becomes the record's "earlier" list. */
-pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t *earlier, char *err, size_t err_n);
+pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t *earlier, char *err, size_t err_len);
 /* Writes `doc` as DIR/NAME atomically: canonical JSON (sorted keys, compact) when
  * `canonical`, else sorted keys indented for people. */
 pacer_err lab_results_write_json(const char *dir, const char *name, const json_t *doc, bool canonical, char *err,
-                                 size_t err_n);
+                                 size_t err_len);
 /* Reads DIR/NAME as JSON (new reference); PACER_ERR_NOT_FOUND when absent. */
-pacer_err lab_results_read_json(const char *dir, const char *name, json_t **out, char *err, size_t err_n);
+pacer_err lab_results_read_json(const char *dir, const char *name, json_t **out, char *err, size_t err_len);
 /* Reads the record of sample `id`: PACER_OK with `out` filled, PACER_ERR_NOT_FOUND when the
  * sample has no record, PACER_ERR_FORMAT (with words) when it does not read as one, or its
  * answer file is missing or does not match answer_sha256. */
-pacer_err lab_results_read_sample(const char *dir, const char *id, lab_record *out, char *err, size_t err_n);
+pacer_err lab_results_read_sample(const char *dir, const char *id, lab_record *out, char *err, size_t err_len);
 
 #endif

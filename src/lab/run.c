@@ -45,7 +45,7 @@ static bool join_names(const json_t *arr, char *out, size_t n) {
 
 /* On --resume: the run being continued (run.json), and its selections as defaults. */
 static pacer_err load_resumed(lab_ctx *c) {
-    pacer_err rc = lab_results_read_json(c->o->output, LAB_RUN_FILE, &c->was, c->err, c->err_n);
+    pacer_err rc = lab_results_read_json(c->o->output, LAB_RUN_FILE, &c->was, c->err, c->err_len);
     if (rc) return rc;
     const char *fmt = json_string_value(json_object_get(c->was, "format"));
     const json_t *sig = json_object_get(c->was, "signature");
@@ -53,7 +53,7 @@ static pacer_err load_resumed(lab_ctx *c) {
     if (!fmt || strcmp(fmt, LAB_FORMAT) || json_integer_value(json_object_get(c->was, "format_version")) != LAB_FORMAT_VERSION ||
         !json_is_object(sel) || !join_names(json_object_get(sel, "configs"), c->was_configs, sizeof c->was_configs) ||
         !join_names(json_object_get(sel, "cases"), c->was_cases, sizeof c->was_cases)) {
-        snprintf(c->err, c->err_n, "%s/%s is not a lab run this version of pacer can resume", c->o->output, LAB_RUN_FILE);
+        snprintf(c->err, c->err_len, "%s/%s is not a lab run this version of pacer can resume", c->o->output, LAB_RUN_FILE);
         return PACER_ERR_FORMAT;
     }
     c->was_rounds = (int)json_integer_value(json_object_get(sel, "rounds"));
@@ -63,15 +63,15 @@ static pacer_err load_resumed(lab_ctx *c) {
 
 static pacer_err setup_suite(lab_ctx *c) {
     lab_run_result *r = c->res;
-    pacer_err rc = lab_suite_load(c->o->suite ? c->o->suite : LAB_BUILTIN_ID, &r->suite, c->err, c->err_n);
+    pacer_err rc = lab_suite_load(c->o->suite ? c->o->suite : LAB_BUILTIN_ID, &r->suite, c->err, c->err_len);
     if (rc) return rc;
     const char *mode = c->o->mode ? c->o->mode : c->was_mode;
     if (c->o->mode && c->was_mode && strcmp(c->o->mode, c->was_mode)) {
-        snprintf(c->err, c->err_n, "cannot resume: the run was started with --mode %s", c->was_mode);
+        snprintf(c->err, c->err_len, "cannot resume: the run was started with --mode %s", c->was_mode);
         return PACER_ERR_STATE;
     }
     if (mode && !(c->preset = lab_suite_preset(&r->suite, mode))) {
-        snprintf(c->err, c->err_n, "the suite %s has no mode '%s'", r->suite.id, mode);
+        snprintf(c->err, c->err_len, "the suite %s has no mode '%s'", r->suite.id, mode);
         return PACER_ERR_ARG;
     }
     if (c->preset) r->preset_archive = c->preset->archive;
@@ -89,7 +89,7 @@ static pacer_err setup_caps(lab_ctx *c) {
     for (int k = 0; k < c->o->n_caps; k++) {
         int w = lab_suite_workload(&r->suite, c->o->caps[k].workload);
         if (w < 0) {
-            snprintf(c->err, c->err_n, "--case-cap: the suite has no workload '%s'", c->o->caps[k].workload);
+            snprintf(c->err, c->err_len, "--case-cap: the suite has no workload '%s'", c->o->caps[k].workload);
             return PACER_ERR_ARG;
         }
         r->caps[w] = c->o->caps[k].cap;
@@ -99,13 +99,13 @@ static pacer_err setup_caps(lab_ctx *c) {
 
 static pacer_err setup_stores(lab_ctx *c) {
     lab_run_result *r = c->res;
-    pacer_err rc = lab_model_resolve(c->o->model_spec, c->o->store_home, &r->model, c->err, c->err_n);
+    pacer_err rc = lab_model_resolve(c->o->model_spec, c->o->store_home, &r->model, c->err, c->err_len);
     for (int i = 0; !rc && i < r->suite.n_configs; i++) {
-        rc = lab_store_find(&r->model, r->suite.configs[i].weights, &r->stores[i], c->err, c->err_n);
+        rc = lab_store_find(&r->model, r->suite.configs[i].weights, &r->stores[i], c->err, c->err_len);
         if (rc == PACER_ERR_ARG) {
             char why[200];
             snprintf(why, sizeof why, "%s", c->err);
-            snprintf(c->err, c->err_n, "configuration %s: %s", r->suite.configs[i].name, why);
+            snprintf(c->err, c->err_len, "configuration %s: %s", r->suite.configs[i].name, why);
         }
     }
     return rc;
@@ -124,7 +124,7 @@ static pacer_err setup_selection(lab_ctx *c) {
             if (r->stores[i].exists)
                 snprintf(built + strlen(built), sizeof built - strlen(built), "%s%s", built[0] ? "," : "", s->configs[i].name);
         if (!built[0]) {
-            snprintf(c->err, c->err_n, "--mode %s runs the configurations already built, and none of %s's stores is on disk",
+            snprintf(c->err, c->err_len, "--mode %s runs the configurations already built, and none of %s's stores is on disk",
                      c->preset->name, r->model.source_name);
             return PACER_ERR_NOT_FOUND;
         }
@@ -136,7 +136,7 @@ static pacer_err setup_selection(lab_ctx *c) {
                      s->workloads[c->preset->cases[i]].name);
         case_list = cases;
     }
-    pacer_err rc = lab_selection_parse(s, configs, case_list, rounds, &r->sel, c->err, c->err_n);
+    pacer_err rc = lab_selection_parse(s, configs, case_list, rounds, &r->sel, c->err, c->err_len);
     if (!rc) rc = lab_plan_build(s, &r->sel, &r->plan);
     return rc;
 }
@@ -153,20 +153,20 @@ static pacer_err setup_missing(lab_ctx *c) {
     }
     if (!missing[0]) return PACER_OK;
     if (!c->o->build_stores) {
-        snprintf(c->err, c->err_n, "not on disk: %s; --build-stores builds them from %s", missing, r->model.source_name);
+        snprintf(c->err, c->err_len, "not on disk: %s; --build-stores builds them from %s", missing, r->model.source_name);
         return PACER_ERR_NOT_FOUND;
     }
     for (int k = 0; k < r->sel.n_configs; k++) {
         lab_store *st = &r->stores[r->sel.configs[k]];
         if (st->exists) continue;
         uint64_t need = 0, avail = 0;
-        pacer_err rc = lab_store_plan(&r->model, st, &need, c->err, c->err_n);
+        pacer_err rc = lab_store_plan(&r->model, st, &need, c->err, c->err_len);
         if (rc) return rc;
         quantize_volume_free(st->path, &avail);
         lab_event ev = {.kind = LAB_EVENT_STORE_PLAN, .id = r->suite.configs[r->sel.configs[k]].name, .text = st->file_name,
                         .bytes = need, .bytes2 = avail};
         lab_emit(c, &ev);
-        if ((rc = lab_store_build(&r->model, st, c->err, c->err_n))) return rc;
+        if ((rc = lab_store_build(&r->model, st, c->err, c->err_len))) return rc;
         ev.kind = LAB_EVENT_STORE_BUILT;
         lab_emit(c, &ev);
     }
@@ -178,11 +178,11 @@ static pacer_err setup_missing(lab_ctx *c) {
 static pacer_err setup_binary(lab_ctx *c) {
     const char *engine = c->o->engine ? c->o->engine : "builtin";
     if (!(c->adapter = launch_adapter_find(engine))) {
-        snprintf(c->err, c->err_n, "unknown engine '%s' (builtin, llama.cpp, vllm, sglang, mlx)", engine);
+        snprintf(c->err, c->err_len, "unknown engine '%s' (builtin, llama.cpp, vllm, sglang, mlx)", engine);
         return PACER_ERR_ARG;
     }
     if (c->adapter->loads != LAUNCH_FORMAT_GGUF) {
-        snprintf(c->err, c->err_n, "lab run measures GGUF stores; engine %s loads a checkpoint directory", engine);
+        snprintf(c->err, c->err_len, "lab run measures GGUF stores; engine %s loads a checkpoint directory", engine);
         return PACER_ERR_UNSUPPORTED;
     }
     const char *bin = c->o->binary ? c->o->binary : c->adapter->default_bin;
@@ -200,13 +200,13 @@ static pacer_err setup_binary(lab_ctx *c) {
         snprintf(c->bin_path, sizeof c->bin_path, "%s", bin);
     }
     if (!c->bin_path[0] || access(c->bin_path, X_OK) != 0) {
-        snprintf(c->err, c->err_n, "the engine binary %s is not an executable file", bin);
+        snprintf(c->err, c->err_len, "the engine binary %s is not an executable file", bin);
         return PACER_ERR_NOT_FOUND;
     }
     lab_event ev = {.kind = LAB_EVENT_HASHING, .text = "the engine binary"};
     lab_emit(c, &ev);
     if (sha256_file_hex(c->bin_path, c->bin_sha)) {
-        snprintf(c->err, c->err_n, "cannot read the engine binary");
+        snprintf(c->err, c->err_len, "cannot read the engine binary");
         return PACER_ERR_IO;
     }
     return PACER_OK;
@@ -218,7 +218,7 @@ static pacer_err setup_facts(lab_ctx *c) {
     lab_run_result *r = c->res;
     probe_options po = {.model_path = r->model.source_path, .read_sample = !c->was, .sys_root = c->o->sys_root};
     if (probe_collect(&po, &c->hardware) || !c->hardware) {
-        snprintf(c->err, c->err_n, "cannot collect the hardware facts: out of memory");
+        snprintf(c->err, c->err_len, "cannot collect the hardware facts: out of memory");
         return PACER_ERR_NOMEM;
     }
     const json_t *rs = json_object_get(json_object_get(c->hardware, "volume"), "read_sample");
@@ -239,7 +239,7 @@ static pacer_err setup_facts(lab_ctx *c) {
     power_watch_start(&c->power, c->o->sys_root);
     const char *was_power = json_string_value(json_object_get(json_object_get(c->was, "settings"), "power"));
     if (was_power && strcmp(was_power, probe_power_name(c->power.expected))) {
-        snprintf(c->err, c->err_n, "cannot resume: the run was measured on power '%s' and the machine is on '%s' now",
+        snprintf(c->err, c->err_len, "cannot resume: the run was measured on power '%s' and the machine is on '%s' now",
                  was_power, probe_power_name(c->power.expected));
         return PACER_ERR_STATE;
     }
@@ -260,7 +260,7 @@ static pacer_err setup_facts(lab_ctx *c) {
         char why[600];
         pacer_err rc = lab_engine_prepare(&c->engines[ci], &spec, c->o->cancel, why, sizeof why);
         if (rc) {
-            snprintf(c->err, c->err_n, "configuration %s: %s", cf->name, why);
+            snprintf(c->err, c->err_len, "configuration %s: %s", cf->name, why);
             return rc;
         }
         snprintf(st->sha256, sizeof st->sha256, "%s", c->engines[ci].m.model.files[0].sha256);
@@ -271,7 +271,7 @@ static pacer_err setup_facts(lab_ctx *c) {
     if (!r->model.repo[0] && !c->model_sha[0]) {
         lab_emit(c, &ev);
         if (sha256_file_hex(r->model.source_path, c->model_sha)) {
-            snprintf(c->err, c->err_n, "cannot read %s", r->model.source_name);
+            snprintf(c->err, c->err_len, "cannot read %s", r->model.source_name);
             return PACER_ERR_IO;
         }
     }
@@ -346,7 +346,7 @@ static pacer_err setup_run_doc(lab_ctx *c) {
     json_t *raised = NULL;
     pacer_err rc;
     if (c->was) {
-        if ((rc = lab_signature_compare(json_object_get(c->was, "signature"), sig, &raised, c->err, c->err_n))) {
+        if ((rc = lab_signature_compare(json_object_get(c->was, "signature"), sig, &raised, c->err, c->err_len))) {
             json_decref(sig);
             return rc;
         }
@@ -361,7 +361,7 @@ static pacer_err setup_run_doc(lab_ctx *c) {
         }
         json_decref(sig);
     } else {
-        if ((rc = lab_results_create(c->o->output, c->err, c->err_n))) {
+        if ((rc = lab_results_create(c->o->output, c->err, c->err_len))) {
             json_decref(sig);
             return rc;
         }
@@ -372,16 +372,16 @@ static pacer_err setup_run_doc(lab_ctx *c) {
     json_array_append_new(json_object_get(c->run, "sessions"),
                           json_pack("{s:s,s:b,s:o,s:s?}", "started_utc", utc, "resumed", c->was != NULL, "cap_raises",
                                     raised ? raised : json_object(), "note", c->o->note));
-    return lab_results_write_json(c->o->output, LAB_RUN_FILE, c->run, false, c->err, c->err_n);
+    return lab_results_write_json(c->o->output, LAB_RUN_FILE, c->run, false, c->err, c->err_len);
 }
 
-lab_outcome lab_run(const lab_run_options *o, lab_run_result *res, char *err, size_t err_n) {
+lab_outcome lab_run(const lab_run_options *o, lab_run_result *res, char *err, size_t err_len) {
     memset(res, 0, sizeof *res);
-    lab_ctx c = {.o = o, .res = res, .err = err, .err_n = err_n};
+    lab_ctx c = {.o = o, .res = res, .err = err, .err_len = err_len};
     snprintf(res->dir, sizeof res->dir, "%s", o->output ? o->output : "");
     lab_outcome out = LAB_OUTCOME_ERROR;
     if (o->resume && (!o->output || load_resumed(&c))) {
-        if (!o->output) snprintf(err, err_n, "--resume needs --output DIR: the run to continue");
+        if (!o->output) snprintf(err, err_len, "--resume needs --output DIR: the run to continue");
         goto done;
     }
     if (setup_suite(&c) || setup_caps(&c) || setup_stores(&c) || setup_selection(&c)) goto done;

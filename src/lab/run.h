@@ -89,7 +89,7 @@ typedef struct lab_run_result {
     json_t *report;                      /* owned; NULL for a dry run */
 } lab_run_result;
 
-lab_outcome lab_run(const lab_run_options *o, lab_run_result *res, char *err, size_t err_n);
+lab_outcome lab_run(const lab_run_options *o, lab_run_result *res, char *err, size_t err_len);
 void lab_run_result_free(lab_run_result *res);
 
 /* The default results directory for a run starting now: "results/YYYY-MM-DDTHH-MM-SSZ". */

@@ -13,7 +13,7 @@ typedef struct lab_ctx {
     const lab_run_options *o;
     lab_run_result *res;
     char *err;
-    size_t err_n;
+    size_t err_len;
     json_t *was;                 /* run.json of the run being resumed; NULL for a new run */
     char was_configs[LAB_MAX_CONFIGS * LAB_NAME_MAX], was_cases[LAB_MAX_WORKLOADS * LAB_NAME_MAX];
     int was_rounds;

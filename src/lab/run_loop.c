@@ -20,7 +20,7 @@ static void set_state(lab_ctx *c, const char *status, const char *reason, const 
                                                    running, "updated_utc", utc));
 }
 
-static pacer_err save_run(lab_ctx *c) { return lab_results_write_json(c->o->output, LAB_RUN_FILE, c->run, false, c->err, c->err_n); }
+static pacer_err save_run(lab_ctx *c) { return lab_results_write_json(c->o->output, LAB_RUN_FILE, c->run, false, c->err, c->err_len); }
 
 /* report.json from run.json and every record on disk. */
 static pacer_err save_report(lab_ctx *c) {
@@ -35,7 +35,7 @@ static pacer_err save_report(lab_ctx *c) {
     for (size_t i = 0; i < k; i++) lab_record_free(&recs[i]);
     free(recs);
     if (!rep) return PACER_ERR_NOMEM;
-    pacer_err rc = lab_results_write_json(c->o->output, LAB_REPORT_FILE, rep, true, c->err, c->err_n);
+    pacer_err rc = lab_results_write_json(c->o->output, LAB_REPORT_FILE, rep, true, c->err, c->err_len);
     json_decref(c->res->report);
     c->res->report = rep;
     return rc;
@@ -70,7 +70,7 @@ static void fill_job(lab_ctx *c, const lab_slot *sl, lab_sample_job *job) {
 static lab_outcome run_slot(lab_ctx *c, const lab_slot *sl) {
     lab_run_result *r = c->res;
     lab_record old;
-    pacer_err rc = lab_results_read_sample(c->o->output, sl->id, &old, c->err, c->err_n);
+    pacer_err rc = lab_results_read_sample(c->o->output, sl->id, &old, c->err, c->err_len);
     if (rc && rc != PACER_ERR_NOT_FOUND) return LAB_OUTCOME_ERROR;
     bool have = rc == PACER_OK;
     if (have && !lab_record_needs_rerun(&old, r->caps[sl->workload])) {
@@ -99,7 +99,7 @@ static lab_outcome run_slot(lab_ctx *c, const lab_slot *sl) {
         goto done;
     }
     s.rec.attempt = attempt;
-    if (lab_results_write_sample(c->o->output, &s, earlier, c->err, c->err_n)) goto done;
+    if (lab_results_write_sample(c->o->output, &s, earlier, c->err, c->err_len)) goto done;
     set_state(c, "running", NULL, NULL);
     if (save_run(c) || save_report(c)) goto done;
     ev = (lab_event){.kind = LAB_EVENT_SAMPLE_DONE, .id = sl->id, .rec = &s.rec, .text = c->engines[sl->config].m.log_path, .index = (size_t)sl->index,
@@ -125,7 +125,7 @@ static pacer_err archive(lab_ctx *c) {
     while (n > 1 && dir[n - 1] == '/') dir[--n] = '\0';
     snprintf(r->zip, sizeof r->zip, "%s.zip", dir);
     size_t files = 0;
-    pacer_err rc = lab_archive_write(dir, r->zip, &files, c->err, c->err_n);
+    pacer_err rc = lab_archive_write(dir, r->zip, &files, c->err, c->err_len);
     if (rc) {
         r->zip[0] = '\0';
         return rc;

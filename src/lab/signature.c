@@ -26,7 +26,7 @@ static void brief(const json_t *v, char *out, size_t n) {
     free(s);
 }
 
-pacer_err lab_signature_compare(const json_t *was, const json_t *now, json_t **raised, char *err, size_t err_n) {
+pacer_err lab_signature_compare(const json_t *was, const json_t *now, json_t **raised, char *err, size_t err_len) {
     *raised = NULL;
     for (size_t i = 0; i < sizeof lab_signature_members / sizeof lab_signature_members[0]; i++) {
         const char *k = lab_signature_members[i].key;
@@ -35,7 +35,7 @@ pacer_err lab_signature_compare(const json_t *was, const json_t *now, json_t **r
             char sa[200], sb[200];
             brief(a, sa, sizeof sa);
             brief(b, sb, sizeof sb);
-            snprintf(err, err_n, "cannot resume: %s differs from the run's (run: %s; now: %s)", lab_signature_members[i].what,
+            snprintf(err, err_len, "cannot resume: %s differs from the run's (run: %s; now: %s)", lab_signature_members[i].what,
                      sa, sb);
             return PACER_ERR_STATE;
         }
@@ -49,16 +49,16 @@ pacer_err lab_signature_compare(const json_t *was, const json_t *now, json_t **r
         json_int_t o = json_integer_value(old), n = json_integer_value(v);
         if (!json_is_integer(old) || !json_is_integer(v) || n < o) {
             if (json_is_integer(old))
-                snprintf(err, err_n, "cannot resume: the cap of %s would drop from %lld to %lld (caps may only rise)", w,
+                snprintf(err, err_len, "cannot resume: the cap of %s would drop from %lld to %lld (caps may only rise)", w,
                          (long long)o, (long long)n);
-            else snprintf(err, err_n, "cannot resume: the run has no cap for %s", w);
+            else snprintf(err, err_len, "cannot resume: the run has no cap for %s", w);
             json_decref(up);
             return PACER_ERR_STATE;
         }
         if (n > o) json_object_set_new(up, w, json_pack("[I,I]", o, n));
     }
     if (json_object_size(ca) != json_object_size(cb)) {
-        snprintf(err, err_n, "cannot resume: the workloads with caps differ from the run's");
+        snprintf(err, err_len, "cannot resume: the workloads with caps differ from the run's");
         json_decref(up);
         return PACER_ERR_STATE;
     }

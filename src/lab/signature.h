@@ -16,6 +16,6 @@
 /* Compares `now` with the run's `was`. PACER_OK when they match but for raised caps (those
  * go to *raised as {"workload": [old, new]}, a new reference, possibly empty);
  * PACER_ERR_STATE with words in `err` naming the first difference (or the lowered cap). */
-pacer_err lab_signature_compare(const json_t *was, const json_t *now, json_t **raised, char *err, size_t err_n);
+pacer_err lab_signature_compare(const json_t *was, const json_t *now, json_t **raised, char *err, size_t err_len);
 
 #endif

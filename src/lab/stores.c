@@ -33,11 +33,11 @@ static ggml_type dominant_type(const gguf_file *f) {
     return (ggml_type)best;
 }
 
-pacer_err lab_gguf_type(const char *path, char *out, char *err, size_t err_n) {
+pacer_err lab_gguf_type(const char *path, char *out, char *err, size_t err_len) {
     gguf_file *f;
     char why[256];
     if (gguf_open(path, &f, why, sizeof why)) {
-        snprintf(err, err_n, "%s: %s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path, why);
+        snprintf(err, err_len, "%s: %s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path, why);
         return PACER_ERR_FORMAT;
     }
     snprintf(out, 24, "%s", ggml_type_name(dominant_type(f)));
@@ -46,11 +46,11 @@ pacer_err lab_gguf_type(const char *path, char *out, char *err, size_t err_n) {
 }
 
 /* Reads the source's metadata and type. */
-static pacer_err inspect_source(lab_model *m, char *err, size_t err_n) {
+static pacer_err inspect_source(lab_model *m, char *err, size_t err_len) {
     gguf_file *f;
     char why[256];
     if (gguf_open(m->source_path, &f, why, sizeof why)) {
-        snprintf(err, err_n, "%s: %s", m->source_name, why);
+        snprintf(err, err_len, "%s: %s", m->source_name, why);
         return PACER_ERR_FORMAT;
     }
     const char *arch = gguf_get_str(f, "general.architecture", "");
@@ -69,10 +69,10 @@ static pacer_err inspect_source(lab_model *m, char *err, size_t err_n) {
 }
 
 /* Picks the source GGUF of a directory: its only .gguf file, or its only float one. */
-static pacer_err pick_in_dir(const char *dir, char *out, size_t n, char *err, size_t err_n) {
+static pacer_err pick_in_dir(const char *dir, char *out, size_t n, char *err, size_t err_len) {
     DIR *d = opendir(dir);
     if (!d) {
-        snprintf(err, err_n, "cannot read directory %s: %s", dir, strerror(errno));
+        snprintf(err, err_len, "cannot read directory %s: %s", dir, strerror(errno));
         return PACER_ERR_IO;
     }
     char names[16][256], list[600] = "";
@@ -94,8 +94,8 @@ static pacer_err pick_in_dir(const char *dir, char *out, size_t n, char *err, si
     }
     int pick = k == 1 ? 0 : floats == 1 ? float_at : -1;
     if (pick < 0) {
-        if (k == 0) snprintf(err, err_n, "no .gguf file in %s", dir);
-        else snprintf(err, err_n, "several .gguf files in %s (%s) and not one float source among them: name the file", dir, list);
+        if (k == 0) snprintf(err, err_len, "no .gguf file in %s", dir);
+        else snprintf(err, err_len, "several .gguf files in %s (%s) and not one float source among them: name the file", dir, list);
         return k == 0 ? PACER_ERR_NOT_FOUND : PACER_ERR_ARG;
     }
     if (snprintf(out, n, "%s/%s", dir, names[pick]) >= (int)n) return PACER_ERR_TOO_BIG;
@@ -113,12 +113,12 @@ static void make_stem(lab_model *m) {
         m->stem[n - t - 1] = '\0';
 }
 
-static pacer_err resolve_path(const char *spec, lab_model *m, char *dir, char *err, size_t err_n) {
+static pacer_err resolve_path(const char *spec, lab_model *m, char *dir, char *err, size_t err_len) {
     struct stat st;
     if (stat(spec, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
             snprintf(dir, PATH_MAX, "%s", spec);
-            return pick_in_dir(spec, m->source_path, sizeof m->source_path, err, err_n);
+            return pick_in_dir(spec, m->source_path, sizeof m->source_path, err, err_len);
         }
         snprintf(m->source_path, sizeof m->source_path, "%s", spec);
         snprintf(dir, PATH_MAX, "%s", spec);
@@ -128,7 +128,7 @@ static pacer_err resolve_path(const char *spec, lab_model *m, char *dir, char *e
         return PACER_OK;
     }
     if (spec[0] == '/' || spec[0] == '.' || has_suffix_ci(spec, ".gguf")) {
-        snprintf(err, err_n, "%s: no such file or directory", spec);
+        snprintf(err, err_len, "%s: no such file or directory", spec);
         return PACER_ERR_NOT_FOUND;
     }
     /* REPO[@REVISION] in the cache */
@@ -136,28 +136,28 @@ static pacer_err resolve_path(const char *spec, lab_model *m, char *dir, char *e
     const char *at = strchr(spec, '@');
     size_t rn = at ? (size_t)(at - spec) : strlen(spec);
     if (rn == 0 || rn >= sizeof repo) {
-        snprintf(err, err_n, "%s: not a file, a directory or a repo id", spec);
+        snprintf(err, err_len, "%s: not a file, a directory or a repo id", spec);
         return PACER_ERR_ARG;
     }
     memcpy(repo, spec, rn);
     repo[rn] = '\0';
-    pacer_err rc = hub_cache_resolve(repo, at ? at + 1 : NULL, snapshot, sizeof snapshot, commit, err, err_n);
+    pacer_err rc = hub_cache_resolve(repo, at ? at + 1 : NULL, snapshot, sizeof snapshot, commit, err, err_len);
     if (rc) return rc;
     snprintf(m->repo, sizeof m->repo, "%s", repo);
     snprintf(m->revision, sizeof m->revision, "%s", commit);
     snprintf(dir, PATH_MAX, "%s", snapshot);
-    return pick_in_dir(snapshot, m->source_path, sizeof m->source_path, err, err_n);
+    return pick_in_dir(snapshot, m->source_path, sizeof m->source_path, err, err_len);
 }
 
 pacer_err lab_model_resolve(const char *spec, const char *store_home, lab_model *m, char *err,
-                            size_t err_n) {
+                            size_t err_len) {
     memset(m, 0, sizeof *m);
     char dir[PATH_MAX];
-    pacer_err rc = resolve_path(spec, m, dir, err, err_n);
+    pacer_err rc = resolve_path(spec, m, dir, err, err_len);
     if (rc) return rc;
     const char *slash = strrchr(m->source_path, '/');
     snprintf(m->source_name, sizeof m->source_name, "%.255s", slash ? slash + 1 : m->source_path);
-    if ((rc = inspect_source(m, err, err_n))) return rc;
+    if ((rc = inspect_source(m, err, err_len))) return rc;
     make_stem(m);
     snprintf(m->dirs[m->n_dirs++], PATH_MAX, "%s", dir);
     if (m->repo[0]) {
@@ -178,12 +178,12 @@ void lab_model_free(lab_model *m) {
     m->metadata = NULL;
 }
 
-pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out, char *err, size_t err_n) {
+pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     snprintf(out->weights, sizeof out->weights, "%s", weights);
     ggml_type want;
     if (weights[0] && !ggml_type_from_name(weights, &want)) {
-        snprintf(err, err_n, "unknown weight type '%s'", weights);
+        snprintf(err, err_len, "unknown weight type '%s'", weights);
         return PACER_ERR_ARG;
     }
     struct stat st;
@@ -196,7 +196,7 @@ pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out
     }
     snprintf(out->file_name, sizeof out->file_name, "%.200s-%s.gguf", m->stem, weights);
     if (snprintf(out->path, sizeof out->path, "%s/%s", m->dirs[m->build_dir], out->file_name) >= (int)sizeof out->path) {
-        snprintf(err, err_n, "the store path is too long");
+        snprintf(err, err_len, "the store path is too long");
         return PACER_ERR_TOO_BIG;
     }
     for (int i = 0; i < m->n_dirs; i++) {
@@ -214,27 +214,27 @@ pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out
     }
     if (!out->exists) return PACER_OK;
     char t[24];
-    pacer_err rc = lab_gguf_type(out->path, t, err, err_n);
+    pacer_err rc = lab_gguf_type(out->path, t, err, err_len);
     if (rc) return rc;
     if (strcasecmp(t, weights) != 0) {
-        snprintf(err, err_n, "%s holds %s weights, not %s", out->file_name, t, weights);
+        snprintf(err, err_len, "%s holds %s weights, not %s", out->file_name, t, weights);
         return PACER_ERR_FORMAT;
     }
     out->bytes = stat(out->path, &st) == 0 ? (uint64_t)st.st_size : 0;
     return PACER_OK;
 }
 
-pacer_err lab_store_plan(const lab_model *m, const lab_store *s, uint64_t *bytes, char *err, size_t err_n) {
+pacer_err lab_store_plan(const lab_model *m, const lab_store *s, uint64_t *bytes, char *err, size_t err_len) {
     ggml_type t;
     if (!ggml_type_from_name(s->weights, &t)) {
-        snprintf(err, err_n, "unknown weight type '%s'", s->weights);
+        snprintf(err, err_len, "unknown weight type '%s'", s->weights);
         return PACER_ERR_ARG;
     }
     quantize_job *j;
     char why[400];
     pacer_err rc = quantize_open(m->source_path, t, &j, why, sizeof why);
     if (rc) {
-        snprintf(err, err_n, "cannot build %s from %s: %s", s->file_name, m->source_name, why);
+        snprintf(err, err_len, "cannot build %s from %s: %s", s->file_name, m->source_name, why);
         return rc;
     }
     *bytes = quantize_output_bytes(j);
@@ -242,11 +242,11 @@ pacer_err lab_store_plan(const lab_model *m, const lab_store *s, uint64_t *bytes
     return PACER_OK;
 }
 
-pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t err_n) {
+pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t err_len) {
     ggml_type t;
     if (!ggml_type_from_name(s->weights, &t)) return PACER_ERR_ARG;
     if (dir_create_all(m->dirs[m->build_dir], 0755)) {
-        snprintf(err, err_n, "cannot create the store directory");
+        snprintf(err, err_len, "cannot create the store directory");
         return PACER_ERR_IO;
     }
     quantize_job *j;
@@ -260,7 +260,7 @@ pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t er
     if (!rc) rc = quantize_write(j, s->path, why, sizeof why);
     quantize_close(j);
     if (rc) {
-        snprintf(err, err_n, "cannot build %s: %s", s->file_name, why);
+        snprintf(err, err_len, "cannot build %s: %s", s->file_name, why);
         return rc;
     }
     struct stat st;

@@ -42,20 +42,20 @@ typedef struct lab_store {
  * is the directory under which stores of cached repos live (~/.pacer/lab/stores). Errors
  * name what was not found or which of several GGUF files to choose. */
 pacer_err lab_model_resolve(const char *spec, const char *store_home, lab_model *m, char *err,
-                            size_t err_n);
+                            size_t err_len);
 void lab_model_free(lab_model *m);
 
 /* Finds the store of weight type `weights` ("" = the source): fills `out` whether or not it
  * exists. PACER_ERR_ARG for a type name pacer does not know; PACER_ERR_FORMAT when the file
  * on disk holds another type. */
-pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out, char *err, size_t err_n);
+pacer_err lab_store_find(const lab_model *m, const char *weights, lab_store *out, char *err, size_t err_len);
 /* Bytes building `s` needs on disk, and why it cannot be built (a quantized source, a type
  * quantize does not write): PACER_ERR_UNSUPPORTED with words. */
-pacer_err lab_store_plan(const lab_model *m, const lab_store *s, uint64_t *bytes, char *err, size_t err_n);
+pacer_err lab_store_plan(const lab_model *m, const lab_store *s, uint64_t *bytes, char *err, size_t err_len);
 /* Builds the store with `pacer model quantize`'s conversion; refuses when its volume lacks
  * the space. On success `s` exists. */
-pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t err_n);
+pacer_err lab_store_build(const lab_model *m, lab_store *s, char *err, size_t err_len);
 /* The dominant matrix type of the GGUF at `path` into `out` (24 bytes). */
-pacer_err lab_gguf_type(const char *path, char *out, char *err, size_t err_n);
+pacer_err lab_gguf_type(const char *path, char *out, char *err, size_t err_len);
 
 #endif

@@ -248,45 +248,45 @@ static pacer_err parse_lists(const json_t *root, lab_suite *s, char *err, size_t
     return PACER_OK;
 }
 
-pacer_err lab_suite_parse(const char *text, size_t len, lab_suite *s, char *err, size_t err_n) {
+pacer_err lab_suite_parse(const char *text, size_t len, lab_suite *s, char *err, size_t err_len) {
     memset(s, 0, sizeof *s);
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        if (err) snprintf(err, err_n, "lab suite is not JSON: %s (line %d)", jerr.text, jerr.line);
+        if (err) snprintf(err, err_len, "lab suite is not JSON: %s (line %d)", jerr.text, jerr.line);
         return PACER_ERR_PARSE;
     }
     s->doc = root;
     pacer_err rc;
     if (!json_is_object(root)) {
-        rc = bad(err, err_n, "(document)", "an object is required");
+        rc = bad(err, err_len, "(document)", "an object is required");
         goto fail;
     }
-    if ((rc = keys_ok(root, root_keys, "(document)", err, err_n))) goto fail;
+    if ((rc = keys_ok(root, root_keys, "(document)", err, err_len))) goto fail;
     const char *kind = json_string_value(json_object_get(root, "kind"));
     if (!kind || strcmp(kind, "lab")) {
-        rc = bad(err, err_n, "kind", "\"lab\" is required (community suites run with pacer bench)");
+        rc = bad(err, err_len, "kind", "\"lab\" is required (community suites run with pacer bench)");
         goto fail;
     }
     const char *id = json_string_value(json_object_get(root, "id"));
     if (!id || !lab_name_ok(id)) {
-        rc = bad(err, err_n, "id", "a name of 1-47 letters, digits, '_', '.' or '-' is required");
+        rc = bad(err, err_len, "id", "a name of 1-47 letters, digits, '_', '.' or '-' is required");
         goto fail;
     }
     snprintf(s->id, sizeof s->id, "%s", id);
     long long v;
     if (!int_in(json_object_get(root, "version"), 1, 1000000, &v)) {
-        rc = bad(err, err_n, "version", "a positive integer");
+        rc = bad(err, err_len, "version", "a positive integer");
         goto fail;
     }
     s->version = (int)v;
     if (!int_in(json_object_get(root, "rounds"), 1, 1000, &v)) {
-        rc = bad(err, err_n, "rounds", "1..1000");
+        rc = bad(err, err_len, "rounds", "1..1000");
         goto fail;
     }
     s->rounds = (int)v;
-    if ((rc = parse_settings(json_object_get(root, "settings"), s, err, err_n))) goto fail;
-    if ((rc = parse_lists(root, s, err, err_n))) goto fail;
+    if ((rc = parse_settings(json_object_get(root, "settings"), s, err, err_len))) goto fail;
+    if ((rc = parse_lists(root, s, err, err_len))) goto fail;
     if ((rc = json_canonical_sha256(root, s->digest))) goto fail;
     return PACER_OK;
 fail:
@@ -294,14 +294,14 @@ fail:
     return rc;
 }
 
-pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_n) {
+pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_len) {
     if (strcmp(name, LAB_BUILTIN_ID) == 0) {
         const embedded_file *f = embedded_find(LAB_BUILTIN_ID ".json");
         if (!f) {
-            if (err) snprintf(err, err_n, "the built-in suite %s is missing from this build", name);
+            if (err) snprintf(err, err_len, "the built-in suite %s is missing from this build", name);
             return PACER_ERR_INTERNAL;
         }
-        pacer_err rc = lab_suite_parse(f->data, f->size, s, err, err_n);
+        pacer_err rc = lab_suite_parse(f->data, f->size, s, err, err_len);
         if (!rc) s->builtin = true;
         return rc;
     }
@@ -309,11 +309,11 @@ pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_n
     buf_init(&b, LAB_SUITE_FILE_MAX);
     pacer_err rc = file_read_all(name, &b);
     if (rc) {
-        if (err) snprintf(err, err_n, "cannot read the suite file: %s", rc == PACER_ERR_TOO_BIG ? "larger than 4 MB" : pacer_strerror(rc));
+        if (err) snprintf(err, err_len, "cannot read the suite file: %s", rc == PACER_ERR_TOO_BIG ? "larger than 4 MB" : pacer_strerror(rc));
         buf_free(&b);
         return rc;
     }
-    rc = lab_suite_parse(b.data ? b.data : "", b.len, s, err, err_n);
+    rc = lab_suite_parse(b.data ? b.data : "", b.len, s, err, err_len);
     buf_free(&b);
     return rc;
 }

@@ -83,9 +83,9 @@ typedef struct lab_suite {
 /* Parses a lab suite document (`len` bytes) into `s`, which owns the parsed document after
  * (lab_suite_free). A field of the wrong shape is PACER_ERR_FORMAT with its name in `err`;
  * text that is not JSON is PACER_ERR_PARSE. No I/O. */
-pacer_err lab_suite_parse(const char *text, size_t len, lab_suite *s, char *err, size_t err_n);
+pacer_err lab_suite_parse(const char *text, size_t len, lab_suite *s, char *err, size_t err_len);
 /* Loads the built-in suite ("lab-v1") or, for any other name, the file at that path. */
-pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_n);
+pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_len);
 /* Frees what parsing allocated; accepts a zeroed suite. */
 void lab_suite_free(lab_suite *s);
 

@@ -215,6 +215,9 @@ static void bench_cost(int streams) {
     print_range("  calibration: max deliveries per second", cal_rate, n, "/s");
     print_range("plain client, thread per stream: CPU/delivery", pcost, n, "us");
     print_range("plain client: deliveries per CPU second", prate, n, "/s");
+    double ratio[BENCH_REPS_MAX];
+    for (int k = 0; k < n; k++) ratio[k] = pcost[k] / cost[k];
+    print_range("plain client CPU / pacer load client CPU", ratio, n, "x");
 }
 
 /* The server's send times by seed, from its send log: sent[seed - SEED_BASE - 1]. */

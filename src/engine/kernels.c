@@ -8,7 +8,10 @@
 #include <string.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #define KERN_X86 1
 #endif
 
@@ -16,13 +19,28 @@ static int g_level = -1;
 static pthread_once_t g_level_once = PTHREAD_ONCE_INIT;
 static void level_init(void) { g_level = kern_detect(); }
 
+#ifdef KERN_X86
+/* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and Linux's permission for the tile
+ * state (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA; process-wide). */
+static bool amx_usable(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25)))
+        return false;
+#ifdef SYS_arch_prctl
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return false;
+#endif
+}
+#endif
+
 kern_level kern_detect(void) {
 #ifdef KERN_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     if (avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
-        return KERN_VNNI;
+        return amx_usable() ? KERN_AMX : KERN_VNNI;
     if (avx512)
         return KERN_AVX512;
     if (avx2)
@@ -44,8 +62,8 @@ void kern_set_level(kern_level l) {
 }
 
 const char *kern_level_name(kern_level l) {
-    static const char *const names[] = {"scalar", "avx2", "avx512", "avx512vnni"};
-    return (unsigned)l < 4 ? names[l] : "?";
+    static const char *const names[] = {"scalar", "avx2", "avx512", "avx512vnni", "amx"};
+    return (unsigned)l < 5 ? names[l] : "?";
 }
 
 bool kern_weight_supported(ggml_type t) {

@@ -14,6 +14,7 @@
 #include "engine/kernels.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -493,6 +494,162 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
     if (g < g1)
         gemm_avx2(t, P, nblk, n_out, g, g1, act, act_stride, nb, out, ldo);
 }
+
+/* ---------------- AMX: 16 tokens x 16 rows per tile multiply ----------------
+ * Per 32-element block: A = 16 tokens' activation quants (tile rows read straight from the
+ * activation rows), B = the two groups' weights, which in the packed layout already are
+ * AMX's B format (row k of B = element quad k of all 16 rows, 4 bytes a row); C[token][row]
+ * = the exact integer sums the VNNI kernel computes, so the float steps after it, per
+ * token and block in order, are the VNNI kernel's and the results equal it bit for bit.
+ * Two tile sets (tiles 0-2 and 3-5) let two blocks' multiplies overlap. */
+
+#define T_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+typedef struct amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_cfg;
+
+T_AMX static void amx_config(void) {
+    amx_cfg c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int u = 0; u < 2; u++) {
+        c.rows[3 * u] = 16; /* A: 16 tokens x 32 quants */
+        c.colsb[3 * u] = 32;
+        c.rows[3 * u + 1] = 8; /* B: 8 element quads x 16 rows x 4 bytes */
+        c.colsb[3 * u + 1] = 64;
+        c.rows[3 * u + 2] = 16; /* C: 16 tokens x 16 rows, int32 */
+        c.colsb[3 * u + 2] = 64;
+    }
+    _tile_loadconfig(&c);
+}
+
+/* Block b's weights of groups pa, pb as a B tile (8 rows of 64 bytes) in buf. */
+T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b, unsigned char *buf) {
+    __m512i w[8];
+    if (t == GGML_TYPE_Q8_0) {
+        const pk_q8_0 *a = (const pk_q8_0 *)pa + b, *c = (const pk_q8_0 *)pb + b;
+        for (int k = 0; k < 8; k++)
+            w[k] = load_2x256(a->q + 32 * k, c->q + 32 * k);
+    } else if (t == GGML_TYPE_Q4_0) {
+        nib_unpack_vnni(((const pk_q4_0 *)pa)[b].q, ((const pk_q4_0 *)pb)[b].q, w);
+    } else {
+        nib_unpack_vnni(((const pk_q4_K *)pa)[b / 8].q[b % 8], ((const pk_q4_K *)pb)[b / 8].q[b % 8], w);
+    }
+    for (int k = 0; k < 8; k++)
+        _mm512_store_si512((__m512i *)(buf + 64 * k), w[k]);
+}
+
+/* The float steps of block b for 16 tokens (C rows in c), as the VNNI tiles do them. */
+T_AMX INLINE void amx_apply(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b,
+                            const kern_q8_block *const *x, const int32_t *c, __m512 *acc) {
+    __m512 dw, ds = _mm512_setzero_ps(), dm = ds;
+    if (t == GGML_TYPE_Q4_K) {
+        const pk_q4_K *a = (const pk_q4_K *)pa + b / 8, *e = (const pk_q4_K *)pb + b / 8;
+        ds = _mm512_mul_ps(scales_2x8(a->d, e->d), u8x16_ps(a->sc[b % 8], e->sc[b % 8]));
+        dm = _mm512_mul_ps(scales_2x8(a->dmin, e->dmin), u8x16_ps(a->m[b % 8], e->m[b % 8]));
+        dw = ds;
+    } else if (t == GGML_TYPE_Q4_0) {
+        dw = scales_2x8(((const pk_q4_0 *)pa)[b].d, ((const pk_q4_0 *)pb)[b].d);
+    } else {
+        dw = scales_2x8(((const pk_q8_0 *)pa)[b].d, ((const pk_q8_0 *)pb)[b].d);
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < 16; m++) {
+        const kern_q8_block *xb = &x[m][b];
+        __m512i s = _mm512_load_si512((const __m512i *)(c + 16 * m));
+        if (t == GGML_TYPE_Q4_K) {
+            __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
+            acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[m]);
+            continue;
+        }
+        if (t == GGML_TYPE_Q4_0)
+            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
+        acc[m] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[m]);
+    }
+}
+
+#define AMX_DP(t, c, a, b) \
+    do {                   \
+        if ((t) == GGML_TYPE_Q8_0) \
+            _tile_dpbssd(c, a, b); \
+        else               \
+            _tile_dpbsud(c, a, b); \
+    } while (0)
+
+/* Groups pa, pb (rows 8g..8g+15) times the 16 tokens at act (rows act_stride apart). */
+T_AMX INLINE void amx_tile16(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
+                             const unsigned char *act, size_t act_stride, float *const *o, int valid) {
+    _Alignas(64) unsigned char bbuf[2][512];
+    _Alignas(64) int32_t cbuf[2][256];
+    const kern_q8_block *x[16];
+    for (int m = 0; m < 16; m++)
+        x[m] = (const kern_q8_block *)(act + (size_t)m * act_stride);
+    __m512 acc[16];
+    for (int m = 0; m < 16; m++)
+        acc[m] = _mm512_setzero_ps();
+    const unsigned char *a0 = act + offsetof(kern_q8_block, qs);
+    int b = 0;
+    for (; b + 2 <= nblk; b += 2) {
+        amx_stage_b(t, pa, pb, b, bbuf[0]);
+        amx_stage_b(t, pa, pb, b + 1, bbuf[1]);
+        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), (long)act_stride);
+        _tile_loadd(1, bbuf[0], 64);
+        _tile_zero(2);
+        AMX_DP(t, 2, 0, 1);
+        _tile_loadd(3, a0 + (size_t)(b + 1) * sizeof(kern_q8_block), (long)act_stride);
+        _tile_loadd(4, bbuf[1], 64);
+        _tile_zero(5);
+        AMX_DP(t, 5, 3, 4);
+        _tile_stored(2, cbuf[0], 64);
+        _tile_stored(5, cbuf[1], 64);
+        amx_apply(t, pa, pb, b, x, cbuf[0], acc);
+        amx_apply(t, pa, pb, b + 1, x, cbuf[1], acc);
+    }
+    if (b < nblk) {
+        amx_stage_b(t, pa, pb, b, bbuf[0]);
+        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), (long)act_stride);
+        _tile_loadd(1, bbuf[0], 64);
+        _tile_zero(2);
+        AMX_DP(t, 2, 0, 1);
+        _tile_stored(2, cbuf[0], 64);
+        amx_apply(t, pa, pb, b, x, cbuf[0], acc);
+    }
+    for (int m = 0; m < 16; m++)
+        store16(o[m], valid, acc[m]);
+}
+
+/* Full tiles of 16 tokens with AMX; the last nb % 16 tokens and an odd last group through
+ * the VNNI path (the same results). */
+T_AMX static void gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                           size_t act_stride, int nb, float *out, int ldo) {
+    size_t gb = group_bytes(t, nblk * 32);
+    int nb16 = nb & ~15, g = g0;
+    amx_config();
+    for (; g + 2 <= g1; g += 2) {
+        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
+        for (int t0 = 0; t0 < nb16; t0 += 16) {
+            const unsigned char *a = act + (size_t)t0 * act_stride;
+            float *o[16];
+            for (int m = 0; m < 16; m++)
+                o[m] = out + (size_t)(t0 + m) * ldo + (size_t)g * 8;
+            if (t == GGML_TYPE_Q4_0) /* one instance per type */
+                amx_tile16(GGML_TYPE_Q4_0, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
+            else if (t == GGML_TYPE_Q4_K)
+                amx_tile16(GGML_TYPE_Q4_K, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
+            else
+                amx_tile16(GGML_TYPE_Q8_0, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
+        }
+    }
+    _tile_release();
+    if (g < g1 && nb16 > 0)
+        gemm_vnni(t, P, nblk, n_out, g, g1, act, act_stride, nb16, out, ldo);
+    if (nb16 < nb)
+        gemm_vnni(t, P, nblk, n_out, g0, g1, act + (size_t)nb16 * act_stride, act_stride, nb - nb16,
+                  out + (size_t)nb16 * ldo, ldo);
+}
 #endif
 
 /* ---------------- dispatch ---------------- */
@@ -501,6 +658,10 @@ void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, i
                       size_t act_stride, int nb, float *out, int ldo) {
     int nblk = n_in / 32;
 #ifdef KERN_X86
+    if (kern_get_level() >= KERN_AMX && nb >= 16) {
+        gemm_amx(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
+        return;
+    }
     if (kern_get_level() >= KERN_VNNI) {
         gemm_vnni(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
         return;

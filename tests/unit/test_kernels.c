@@ -104,7 +104,8 @@ Test(kernels, matmul_batch_equals_dots) {
 /* Packed matrices: at every level, for every batch size and every split of the groups,
  * each output equals the scalar one-row dot bit for bit; rows past n_out are not written. */
 static void check_packed(ggml_type t, int rows, int n) {
-    enum { NB = 11 };
+    enum { NB = 37 }; /* AMX takes tiles of 16 tokens: full tiles and remainders */
+    static const int nbs[] = {1, 4, 7, 16, 19, 32, 37};
     float *w = malloc(sizeof(float) * (size_t)rows * n), *x = malloc(sizeof(float) * NB * (size_t)n);
     fill(w, rows * n, 17 + (unsigned)rows);
     fill(x, NB * n, 23);
@@ -136,7 +137,8 @@ static void check_packed(ggml_type t, int rows, int n) {
     kern_level best = kern_detect();
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         kern_set_level((kern_level)l);
-        for (int nb = 1; nb <= NB; nb += 3) {
+        for (size_t ni = 0; ni < sizeof nbs / sizeof nbs[0]; ni++) {
+            int nb = nbs[ni];
             for (int i = 0; i < NB * ldo; i++)
                 out[i] = -12345.0f;
             kern_gemm_packed(t, pk, n, rows, 0, 1, aq, as, nb, out, ldo);

@@ -498,8 +498,8 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
 /* ---------------- AMX: 16 tokens x 16 rows per tile multiply ----------------
  * Per 32-element block: A = 16 tokens' activation quants (tile rows read straight from the
  * activation rows), B = the two groups' weights, which in the packed layout already are
- * AMX's B format (row k of B = element quad k of all 16 rows, 4 bytes a row); C[token][row]
- * = the exact integer sums the VNNI kernel computes, so the float steps after it, per
+ * AMX's B format (row k of B = element quad k of all 16 rows, 4 bytes a row; Q4_0 staged
+ * as nibble - 8, signed); C[token][row] = the exact integer sums the VNNI kernel computes, so the float steps after it, per
  * token and block in order, are the VNNI kernel's and the results equal it bit for bit.
  * Two tile sets (tiles 0-2 and 3-5) let two blocks' multiplies overlap. */
 
@@ -533,8 +533,10 @@ T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsign
         const pk_q8_0 *a = (const pk_q8_0 *)pa + b, *c = (const pk_q8_0 *)pb + b;
         for (int k = 0; k < 8; k++)
             w[k] = load_2x256(a->q + 32 * k, c->q + 32 * k);
-    } else if (t == GGML_TYPE_Q4_0) {
+    } else if (t == GGML_TYPE_Q4_0) { /* nibble - 8, so the tile sum is the block's integer sum */
         nib_unpack_vnni(((const pk_q4_0 *)pa)[b].q, ((const pk_q4_0 *)pb)[b].q, w);
+        for (int k = 0; k < 8; k++)
+            w[k] = _mm512_sub_epi8(w[k], _mm512_set1_epi8(8));
     } else {
         nib_unpack_vnni(((const pk_q4_K *)pa)[b / 8].q[b % 8], ((const pk_q4_K *)pb)[b / 8].q[b % 8], w);
     }
@@ -565,15 +567,13 @@ T_AMX INLINE void amx_apply(ggml_type t, const unsigned char *pa, const unsigned
             acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[m]);
             continue;
         }
-        if (t == GGML_TYPE_Q4_0)
-            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
         acc[m] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[m]);
     }
 }
 
 #define AMX_DP(t, c, a, b) \
     do {                   \
-        if ((t) == GGML_TYPE_Q8_0) \
+        if ((t) != GGML_TYPE_Q4_K) \
             _tile_dpbssd(c, a, b); \
         else               \
             _tile_dpbsud(c, a, b); \

@@ -94,8 +94,9 @@ pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t
     if (!rc) rc = write_rel(dir, r->answer_file, text, s->answer.len, err, err_len);
     if (rc) return rc;
     if (strcmp(r->kind, "svg") == 0 && r->finish != LAB_FINISH_ERROR) {
-        char file[LAB_NAME_MAX + 48];
-        snprintf(file, sizeof file, "pelicans/%s-%lld.svg", r->config, (long long)r->round);
+        /* named by workload too: two svg workloads of one suite never share a file */
+        char file[2 * LAB_NAME_MAX + 48];
+        snprintf(file, sizeof file, "pelicans/%s-%s-%lld.svg", r->workload, r->config, (long long)r->round);
         if (s->svg.found && (rc = write_rel(dir, file, text + s->svg.start, s->svg.len, err, err_len))) return rc;
         json_decref(r->svg);
         r->svg = json_pack("{s:s?,s:b,s:s?}", "file", s->svg.found ? file : NULL, "valid", s->svg.valid, "reason",

@@ -48,9 +48,7 @@ pacer_err lab_md_parts(buf *out, const char *const *parts, size_t n) {
 }
 
 /* The hardware facts: the strings are the probes' (CPU and GPU names, OS), escaped. */
-pacer_err lab_summary_hardware(buf *out, const json_t *report) {
-    const json_t *run = json_object_get(report, "run");
-    const json_t *hw = json_object_get(json_object_get(run, "provenance"), "hardware_detail");
+pacer_err lab_summary_hardware_of(buf *out, const json_t *hw, const char *power) {
     pacer_err rc = buf_append_str(out, "Hardware: ");
     if (!rc) rc = lab_md_escape(out, json_is_string(json_object_get(hw, "cpu_model")) ? lab_str(hw, "cpu_model") : "unknown CPU");
     if (!rc)
@@ -65,9 +63,14 @@ pacer_err lab_summary_hardware(buf *out, const json_t *report) {
         if (!rc) rc = lab_md_escape(out, json_is_string(json_object_get(g, "name")) ? lab_str(g, "name") : "unnamed");
     }
     const char *parts[] = {", ", lab_str(hw, "os_name"), " ", lab_str(hw, "os_version"), ", kernel ", lab_str(hw, "kernel"), ", power ",
-                           json_is_string(json_object_get(json_object_get(run, "settings"), "power"))
-                               ? lab_str(json_object_get(run, "settings"), "power") : "unknown"};
+                           power && power[0] ? power : "unknown"};
     return rc ? rc : lab_md_parts(out, parts, sizeof parts / sizeof parts[0]);
+}
+
+pacer_err lab_summary_hardware(buf *out, const json_t *report) {
+    const json_t *run = json_object_get(report, "run");
+    return lab_summary_hardware_of(out, json_object_get(json_object_get(run, "provenance"), "hardware_detail"),
+                                   lab_str(json_object_get(run, "settings"), "power"));
 }
 
 static const json_t *find_cell(const json_t *report, const char *config, const char *workload) {

@@ -28,6 +28,8 @@ pacer_err lab_md_parts(buf *out, const char *const *parts, size_t n);
 /* The hardware facts of the run on one line (no newline): CPU, threads, memory, GPUs, OS,
  * kernel, power. */
 pacer_err lab_summary_hardware(buf *out, const json_t *report);
+/* The same line from a hardware detail object (provenance.h) and the power state name. */
+pacer_err lab_summary_hardware_of(buf *out, const json_t *detail, const char *power);
 /* One metric's table (`metric` a key of a report cell's "metrics"), headed `title`. */
 pacer_err lab_summary_table(buf *out, const json_t *report, const char *metric, const char *title);
 /* The whole of summary.md. */

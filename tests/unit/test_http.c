@@ -93,6 +93,23 @@ static pacer_err collect_body(void *ctx, const char *data, size_t n, int64_t t_n
     return buf_append(ctx, data, n);
 }
 
+/* One GET to a serve_once() server; the body in *body, the response in *r (free both). */
+static pacer_err get_once(buf *body, http_response *r) {
+    int port;
+    int ls = listen_loopback(&port);
+    pthread_t t;
+    pthread_create(&t, NULL, serve_once, &ls);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
+    buf_init(body, 1024);
+    http_request q = {.method = "GET", .url = url, .total_timeout_ms = 10000, .on_data = collect_body, .ctx = body};
+    http_response_init(r);
+    pacer_err rc = http_perform(&q, r);
+    pthread_join(t, NULL);
+    close(ls);
+    return rc;
+}
+
 Test(http, proxy_variables_are_ignored) {
     /* a proxy that refuses every connection: using it would fail the request */
     int closed_port;
@@ -104,20 +121,9 @@ Test(http, proxy_variables_are_ignored) {
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) setenv(vars[i], proxy, 1);
     unsetenv("no_proxy");
     unsetenv("NO_PROXY");
-    int port;
-    int ls = listen_loopback(&port);
-    pthread_t t;
-    pthread_create(&t, NULL, serve_once, &ls);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
     buf body;
-    buf_init(&body, 1024);
-    http_request q = {.method = "GET", .url = url, .total_timeout_ms = 10000, .on_data = collect_body, .ctx = &body};
     http_response r;
-    http_response_init(&r);
-    pacer_err rc = http_perform(&q, &r);
-    pthread_join(t, NULL);
-    close(ls);
+    pacer_err rc = get_once(&body, &r);
     cr_assert_eq(rc, PACER_OK, "reason: %s", r.reason);
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(body.data, "ok");
@@ -147,20 +153,9 @@ Test(http, failure_reason_names_no_host_or_port) {
 
 /* Every handle starts with net/client.h's setup: the user agent names pacer's version. */
 Test(http, user_agent_names_the_version) {
-    int port;
-    int ls = listen_loopback(&port);
-    pthread_t t;
-    pthread_create(&t, NULL, serve_once, &ls);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
     buf body;
-    buf_init(&body, 1024);
-    http_request q = {.method = "GET", .url = url, .total_timeout_ms = 10000, .on_data = collect_body, .ctx = &body};
     http_response r;
-    http_response_init(&r);
-    pacer_err rc = http_perform(&q, &r);
-    pthread_join(t, NULL);
-    close(ls);
+    pacer_err rc = get_once(&body, &r);
     cr_assert_eq(rc, PACER_OK, "reason: %s", r.reason);
     cr_expect(strstr(last_request, "\r\nUser-Agent: pacer/" PACER_VERSION "\r\n") != NULL, "%s", last_request);
     http_response_free(&r);

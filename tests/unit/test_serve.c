@@ -173,7 +173,21 @@ static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, flo
     return PACER_OK;
 }
 
+/* Several sequences: the script's rows depend on the token alone. */
+static pacer_err fake_eval_seq(void *ctx, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    (void)seq;
+    return fake_eval(ctx, tokens, n, pos, logits, all_logits);
+}
+static pacer_err fake_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
+    (void)seq;
+    return fake_eval(ctx, tokens, n, pos[0], logits, true);
+}
+
 static fake F;
+#define FAKE_SEQ 8
+static engine_backend fake_backend(void) {
+    return (engine_backend){&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval, FAKE_SEQ, fake_eval_seq, fake_eval_rows};
+}
 static serve_server *S;
 static char BASE[64];
 
@@ -188,7 +202,7 @@ static void start(size_t max_body, int queue_max) {
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
 }
 static void set_model(void) {
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend b = fake_backend();
     serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain"), NULL, NULL, NULL};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
 }
@@ -649,8 +663,8 @@ static drafted run_drafting(const char *mode, int cycle, const char *body) {
     char err[128];
     cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    engine_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = fake_backend();
+    engine_backend d = {.ctx = &F, .n_vocab = 257, .n_ctx = 64, .eval = drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "dir/tiny.gguf", .sha256 = "ab", .revision = "",
                              .chat = chat_format_by_name("plain")};
     if (strcmp(mode, "drafter") == 0) info.drafter = &d;
@@ -733,8 +747,8 @@ Test(serve_drafting, sampled_is_seeded_per_mode, .timeout = 60) {
 
 Test(serve_drafting, drafter_must_share_the_vocabulary) {
     start(0, -1);
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    engine_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = fake_backend();
+    engine_backend d = {.ctx = &F, .n_vocab = 300, .n_ctx = 64, .eval = drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain"),
                              .drafter = &d};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_ERR_ARG);

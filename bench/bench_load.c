@@ -6,7 +6,7 @@
  *     the nominal interval and against the gap the server's send log shows; then the same
  *     with the clients at real-time priority (the load client's --realtime).
  * The client runs on CPU 0, the server on CPU 1 (when there are two). Each figure is taken
- * BENCH_REPS times; min, median and max are printed. Prints figures; asserts nothing. */
+ * --reps times (default 3); min, median and max are printed. Prints figures; asserts nothing. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -25,14 +25,15 @@
 #include "bench/load.h"
 #include "bench/stats.h"
 
-#define BENCH_REPS 3
+#define BENCH_REPS_MAX 9
 #define BENCH_DELIVERIES 256000 /* per figure, spread over the streams */
 #define FIDELITY_STREAMS 256
 #define FIDELITY_TOKENS 200
 #define FIDELITY_INTERVAL_US 5000
 #define SEED_BASE 1000
 
-static const char *build_dir;
+static const char *server_path; /* $FAULT_SERVER, else $BUILD/tools/fault_server */
+static int bench_reps = 3;
 static bool realtime; /* the fidelity run's clients at SCHED_FIFO 1 (the load client: --realtime) */
 static char tmp_dir[] = "/tmp/pacer-bench-load-XXXXXX";
 
@@ -52,8 +53,8 @@ static double process_cpu_s(void) {
 
 /* Starts the fault server with `args` (NULL-terminated) on CPU 1; *port gets its port. */
 static pid_t server_start(const char *const *args, int *port) {
-    char server[512], port_file[600];
-    snprintf(server, sizeof server, "%s/tools/fault_server", build_dir);
+    char port_file[600];
+    const char *server = server_path;
     snprintf(port_file, sizeof port_file, "%s/port", tmp_dir);
     unlink(port_file);
     const char *argv[16] = {server, "--port-file", port_file};
@@ -180,11 +181,11 @@ static void bench_cost(int streams) {
     pid_t pid = server_start(args, &port);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
-    double cost[BENCH_REPS], rate[BENCH_REPS], cal_cost[BENCH_REPS], cal_rate[BENCH_REPS], pcost[BENCH_REPS],
-        prate[BENCH_REPS];
+    double cost[BENCH_REPS_MAX], rate[BENCH_REPS_MAX], cal_cost[BENCH_REPS_MAX], cal_rate[BENCH_REPS_MAX],
+        pcost[BENCH_REPS_MAX], prate[BENCH_REPS_MAX];
     int n = 0;
     plain_stream *ps = calloc((size_t)streams, sizeof *ps);
-    for (int rep = 0; rep < BENCH_REPS && port; rep++) {
+    for (int rep = 0; rep < bench_reps && port; rep++) {
         json_t *cal = NULL, *sec = run_load(url, streams, per, &cal);
         json_t *lv = json_array_get(json_object_get(sec, "levels"), 0), *c0 = json_array_get(json_object_get(cal, "levels"), 0);
         double deliveries = 0;
@@ -214,6 +215,9 @@ static void bench_cost(int streams) {
     print_range("  calibration: max deliveries per second", cal_rate, n, "/s");
     print_range("plain client, thread per stream: CPU/delivery", pcost, n, "us");
     print_range("plain client: deliveries per CPU second", prate, n, "/s");
+    double ratio[BENCH_REPS_MAX];
+    for (int k = 0; k < n; k++) ratio[k] = pcost[k] / cost[k];
+    print_range("plain client CPU / pacer load client CPU", ratio, n, "x");
 }
 
 /* The server's send times by seed, from its send log: sent[seed - SEED_BASE - 1]. */
@@ -314,9 +318,9 @@ static bool bench_fidelity_once(double out[4]) {
 }
 
 static void bench_fidelity(void) {
-    double v[4][BENCH_REPS], out[4];
+    double v[4][BENCH_REPS_MAX], out[4];
     int n = 0;
-    for (int rep = 0; rep < BENCH_REPS; rep++)
+    for (int rep = 0; rep < bench_reps; rep++)
         if (bench_fidelity_once(out)) {
             for (int k = 0; k < 4; k++) v[k][n] = out[k];
             n++;
@@ -330,17 +334,51 @@ static void bench_fidelity(void) {
     print_range("plain client: |gap - gap the server sent|", v[3], n, "us");
 }
 
-int main(void) {
-    build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
+static int usage(void) {
+    fprintf(stderr, "usage: bench_load [--streams N,N,...] [--reps N] [--only cost|fidelity]\n"
+                    "  (default: --streams 1,64,256 --reps 3, both parts; the fault server is\n"
+                    "   $FAULT_SERVER, else $BUILD/tools/fault_server)\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    const char *build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
+    static char server_buf[600];
+    snprintf(server_buf, sizeof server_buf, "%s/tools/fault_server", build_dir);
+    server_path = getenv("FAULT_SERVER") ? getenv("FAULT_SERVER") : server_buf;
+    int levels[16] = {1, 64, 256}, n_levels = 3;
+    bool cost = true, fidelity = true;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) return usage();
+        if (strcmp(argv[i], "--streams") == 0) {
+            n_levels = 0;
+            for (char *p = (char *)v, *end; *p && n_levels < 16; p = end + (*end == ',')) {
+                long k = strtol(p, &end, 10);
+                if (end == p || k < 1 || k > 65536) return usage();
+                levels[n_levels++] = (int)k;
+            }
+        } else if (strcmp(argv[i], "--reps") == 0) {
+            bench_reps = atoi(v);
+            if (bench_reps < 1 || bench_reps > BENCH_REPS_MAX) return usage();
+        } else if (strcmp(argv[i], "--only") == 0) {
+            cost = strcmp(v, "cost") == 0, fidelity = strcmp(v, "fidelity") == 0;
+            if (!cost && !fidelity) return usage();
+        } else {
+            return usage();
+        }
+        i++;
+    }
     if (!mkdtemp(tmp_dir)) return 1;
     signal(SIGPIPE, SIG_IGN);
     pin_to(0);
-    printf("load client benchmark (%d repetitions of each figure; client on CPU 0, server on CPU 1)\n", BENCH_REPS);
-    static const int levels[] = {1, 64, 256};
-    for (int i = 0; i < 3; i++) bench_cost(levels[i]);
-    bench_fidelity();
-    realtime = true; /* the same, with the scheduler out of the way where the system allows it */
-    bench_fidelity();
+    printf("load client benchmark (%d repetitions of each figure; client on CPU 0, server on CPU 1)\n", bench_reps);
+    for (int i = 0; cost && i < n_levels; i++) bench_cost(levels[i]);
+    if (fidelity) {
+        bench_fidelity();
+        realtime = true; /* the same, with the scheduler out of the way where the system allows it */
+        bench_fidelity();
+    }
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
     return system(cmd) == 0 ? 0 : 1;

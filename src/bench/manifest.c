@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "bench/sanitize.h"
+#include "schema/manifest.h"
 #include "net/http.h"
 
 static bool is_hex64(const char *s) {
@@ -133,37 +134,49 @@ static bool opt_name(const json_t *d, const char *key, char *out, size_t n) {
     return true;
 }
 
+/* The member `id` of the manifest `d` (NULL when absent): every name comes from the table. */
+static json_t *member(const json_t *d, manifest_field_id id) { return json_object_get(d, manifest_fields[id].name); }
+
+/* An optional string fact of the table: "" when absent, else well formed and private-free. */
+static bool opt_fact(const json_t *d, manifest_field_id id, char *out, size_t n, char *why, size_t why_n) {
+    if (!opt_name(d, manifest_fields[id].name, out, n)) {
+        snprintf(why, why_n, "%s is invalid", manifest_fields[id].name);
+        return false;
+    }
+    const char *what = manifest_private(out[0] ? out : NULL);
+    if (what) snprintf(why, why_n, "%s holds %s", manifest_fields[id].name, what);
+    return what == NULL;
+}
+
 pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
     pacer_err rc = PACER_OK;
     memset(m, 0, sizeof *m);
     json_t *d = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     json_t *hw = NULL, *ranks_out = NULL, *hashes = NULL;
-    char why[128];
+    char why[160];
     size_t i;
     json_t *g;
     if (!json_is_object(d)) { snprintf(m->reason, sizeof m->reason, "manifest is not a JSON object"); rc = PACER_ERR_PARSE; goto out; }
-    if (json_get_int(d, "manifest_version", 0) != 1) MFAIL("manifest_version is not 1");
-    if (!opt_name(d, "backend", m->backend, sizeof m->backend)) MFAIL("backend is invalid");
+    if (!manifest_fields_check(d, why, sizeof why)) MFAIL("%s", why);
+    if (json_integer_value(member(d, MF_VERSION)) != MANIFEST_VERSION) MFAIL("manifest_version is not %d", MANIFEST_VERSION);
+    if (!opt_name(d, manifest_fields[MF_BACKEND].name, m->backend, sizeof m->backend)) MFAIL("backend is invalid");
     bool known = !m->backend[0];
     for (int k = 0; m->backend[0] && sanitize_backends[k]; k++) known = known || strcmp(m->backend, sanitize_backends[k]) == 0;
     if (!known) MFAIL("backend is unknown");
-    const char *what;
-    if (!opt_name(d, "platform", m->platform, sizeof m->platform)) MFAIL("platform is invalid");
-    if ((what = manifest_private(m->platform[0] ? m->platform : NULL))) MFAIL("platform holds %s", what);
-    if (!opt_name(d, "revision", m->revision, sizeof m->revision)) MFAIL("revision is invalid");
+    if (!opt_fact(d, MF_PLATFORM, m->platform, sizeof m->platform, why, sizeof why)) MFAIL("%s", why);
+    if (!opt_name(d, manifest_fields[MF_REVISION].name, m->revision, sizeof m->revision)) MFAIL("revision is invalid");
     for (const char *p = m->revision; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') MFAIL("revision has invalid characters");
-    if ((what = manifest_private(m->revision[0] ? m->revision : NULL))) MFAIL("revision holds %s", what);
-    if (!opt_name(d, "python_version", m->python_version, sizeof m->python_version)) MFAIL("python_version is invalid");
-    if ((what = manifest_private(m->python_version[0] ? m->python_version : NULL))) MFAIL("python_version holds %s", what);
+    if (!opt_fact(d, MF_REVISION, m->revision, sizeof m->revision, why, sizeof why)) MFAIL("%s", why);
+    if (!opt_fact(d, MF_PYTHON_VERSION, m->python_version, sizeof m->python_version, why, sizeof why)) MFAIL("%s", why);
     json_int_t ranks;
-    if (!opt_int(d, "rank_count", 1, MANIFEST_MAX_RANKS, &ranks)) MFAIL("rank_count is invalid");
+    if (!opt_int(d, manifest_fields[MF_RANK_COUNT].name, 1, MANIFEST_MAX_RANKS, &ranks)) MFAIL("rank_count is invalid");
     m->rank_count = ranks > 0 ? (int)ranks : 0;
-    json_t *h = json_object_get(d, "hardware");
+    json_t *h = member(d, MF_HARDWARE);
     if (h && !hardware_copy(h, &hw, why, sizeof why)) MFAIL("hardware%s", why);
-    json_t *rk = json_object_get(d, "ranks");
+    json_t *rk = member(d, MF_RANKS);
     if (rk) {
-        if (!json_is_array(rk) || json_array_size(rk) < 1 || json_array_size(rk) > MANIFEST_MAX_RANKS) MFAIL("ranks is invalid");
+        if (json_array_size(rk) < 1 || json_array_size(rk) > MANIFEST_MAX_RANKS) MFAIL("ranks is invalid");
         if (m->rank_count && (size_t)m->rank_count != json_array_size(rk)) MFAIL("ranks and rank_count disagree");
         m->rank_count = (int)json_array_size(rk);
         ranks_out = json_array();
@@ -173,16 +186,14 @@ pacer_err manifest_parse(const char *text, size_t len, manifest *m) {
             json_array_append_new(ranks_out, one);
         }
     }
-    json_t *ck = json_object_get(d, "checkpoint");
-    json_t *sums = json_object_get(ck, "sha256");
-    if (ck && (!json_is_object(ck) || (sums && (!json_is_array(sums) || json_array_size(sums) > 256))))
-        MFAIL("checkpoint.sha256 is invalid");
+    json_t *sums = json_object_get(member(d, MF_CHECKPOINT), "sha256");
+    if (sums && (!json_is_array(sums) || json_array_size(sums) > 256)) MFAIL("checkpoint.sha256 is invalid");
     json_array_foreach(sums, i, g) {
         if (!is_hex64(json_string_value(g))) MFAIL("checkpoint.sha256[%zu] is not a SHA-256", i);
         if (!hashes) hashes = json_array();
         json_array_append_new(hashes, json_string(json_string_value(g)));
     }
-    m->version = 1;
+    m->version = MANIFEST_VERSION;
     m->hardware = hw;
     m->rank_hardware = ranks_out;
     m->checkpoint_hashes = hashes;

@@ -351,23 +351,33 @@ static bool check_array(receipt_checker *k, const json_t *a, bool use_texts, con
     return true;
 }
 
-static bool check_cells(receipt_checker *k, const json_t *cells) {
-    size_t ci, ai;
-    json_t *c, *a;
-    char where[128];
-    json_array_foreach(cells, ci, c) {
-        snprintf(where, sizeof where, "cells[%zu].reasons", ci);
-        if (!check_array(k, json_object_get(c, "reasons"), false, where)) return false;
-        json_array_foreach(json_object_get(c, "attempts"), ai, a) {
-#define AT(field) (snprintf(where, sizeof where, "cells[%zu].attempts[%zu]." field, ci, ai), where)
-            if (!check_value(k, json_object_get(a, "reason"), false, AT("reason")) ||
-                !check_value(k, json_object_get(a, "server_message"), true, AT("server_message")) ||
-                !check_value(k, json_object_get(a, "token_hash"), false, AT("token_hash")) ||
-                !check_vocab(k, json_object_get(a, "finish_reason"), sanitize_finish_reasons, " other ",
-                             AT("finish_reason")))
-                return false;
+/* Checks the attempts of a cell or a load level (`name`: "cells[0]", "load.levels[1]"). */
+static bool check_attempts(receipt_checker *k, const json_t *attempts, const char *name) {
+    size_t ai;
+    json_t *a;
+    char where[160];
+    json_array_foreach(attempts, ai, a) {
+#define AT(field) (snprintf(where, sizeof where, "%s.attempts[%zu]." field, name, ai), where)
+        if (!check_value(k, json_object_get(a, "reason"), false, AT("reason")) ||
+            !check_value(k, json_object_get(a, "server_message"), true, AT("server_message")) ||
+            !check_value(k, json_object_get(a, "token_hash"), false, AT("token_hash")) ||
+            !check_vocab(k, json_object_get(a, "finish_reason"), sanitize_finish_reasons, " other ", AT("finish_reason")))
+            return false;
 #undef AT
-        }
+    }
+    return true;
+}
+
+/* Cells and the levels of a load sweep: their reasons and their attempts. */
+static bool check_groups(receipt_checker *k, const json_t *groups, const char *name) {
+    size_t gi;
+    json_t *g;
+    char where[96];
+    json_array_foreach(groups, gi, g) {
+        snprintf(where, sizeof where, "%s[%zu].reasons", name, gi);
+        if (!check_array(k, json_object_get(g, "reasons"), false, where)) return false;
+        snprintf(where, sizeof where, "%s[%zu]", name, gi);
+        if (!check_attempts(k, json_object_get(g, "attempts"), where)) return false;
     }
     return true;
 }
@@ -387,7 +397,8 @@ pacer_err sanitize_check_receipt(const json_t *r, const sanitize_context *c, cha
     }
     if (!check_vocab(&k, json_get_path(r, "backend.name"), sanitize_backends, " auto unknown other ", "backend.name") ||
         !check_array(&k, json_object_get(r, "unranked_reasons"), false, "unranked_reasons") ||
-        !check_cells(&k, json_object_get(r, "cells")))
+        !check_groups(&k, json_object_get(r, "cells"), "cells") ||
+        !check_groups(&k, json_get_path(r, "load.levels"), "load.levels"))
         return PACER_ERR_FORMAT;
     return PACER_OK;
 }

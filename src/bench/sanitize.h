@@ -66,9 +66,9 @@ const char *sanitize_vocab(const char *const *vocab, const char *s);
 
 /* Checks every field of a receipt that carries a server's text (attempt and cell reasons,
  * finish reasons, token hashes, manifest reason, backend, platform, revision, CPU and GPU
- * names, the served model id) with sanitize_check(), and the fixed vocabularies. Returns
- * PACER_OK, or PACER_ERR_FORMAT with `err` naming the field and the kind found (never the
- * text). `c` should hold the prompts of the receipt's suite (sanitize_context_add_suite). */
+ * names, the served model id; the reasons and attempts of every load level as of every cell)
+ * with sanitize_check(), and the fixed vocabularies. Returns PACER_OK, or PACER_ERR_FORMAT
+ * with `err` naming the field and the kind found (never the text). `c` should hold the prompts of the receipt's suite (sanitize_context_add_suite). */
 pacer_err sanitize_check_receipt(const json_t *receipt, const sanitize_context *c, char *err, size_t err_len);
 
 #endif

@@ -21,6 +21,7 @@
 #include "engine/logprob.h"
 #include "engine/sampler.h"
 #include "engine/gen_text.h"
+#include "schema/manifest.h"
 #include "server/http.h"
 #include "server/request.h"
 #include "server/serve_logprob.h"
@@ -509,7 +510,8 @@ static pacer_err route_models(void *ctx, http_req *req) {
     return http_respond_json(req, 200, json_pack("{s:s,s:[o]}", "object", "list", "data", model_object(s)));
 }
 
-/* The manifest of docs/manifest.md; revision and hardware only when known. */
+/* The manifest of docs/manifest.md (fields: schema/manifest.h); revision and hardware only
+ * when known. */
 static pacer_err route_manifest(void *ctx, http_req *req) {
     serve_server *s = ctx;
     if (!server_ready(s)) return answer_loading(s, req);
@@ -518,18 +520,31 @@ static pacer_err route_manifest(void *ctx, http_req *req) {
 #else
     const char *platform = "linux";
 #endif
-    json_t *v = json_pack("{s:i,s:s,s:s,s:i,s:{s:[s]},s:s,s:s,s:s,s:s,s:s,s:b,s:b}", "manifest_version", 1,
-                          "backend", "cpu", "platform", platform, "rank_count", 1, "checkpoint", "sha256", s->sha256,
-                          "engine", "pacer", "version", PACER_VERSION, "model", s->id, "file", s->file, "chat_format",
-                          s->chat->name, "raw_text", s->chat->raw_text, "prompt_cache", s->opt.prompt_cache);
+    json_t *v = json_object();
     if (!v) return PACER_ERR_NOMEM;
-    if (s->revision[0]) json_object_set_new(v, "revision", json_string(s->revision));
-    json_object_set_new(v, "drafting", json_string(draft_mode_name(s->mode)));
-    if (s->mode == DRAFT_MODE_MODEL)
-        json_object_set_new(v, "drafter", json_pack("{s:s,s:s}", "file", s->drafter_file, "sha256", s->drafter_sha256));
+    pacer_err rc = manifest_put(v, MF_VERSION, json_integer(MANIFEST_VERSION));
+    rc = rc ? rc : manifest_put(v, MF_BACKEND, json_string("cpu"));
+    rc = rc ? rc : manifest_put(v, MF_PLATFORM, json_string(platform));
+    rc = rc ? rc : manifest_put(v, MF_RANK_COUNT, json_integer(1));
+    rc = rc ? rc : manifest_put(v, MF_CHECKPOINT, json_pack("{s:[s]}", "sha256", s->sha256));
+    rc = rc ? rc : manifest_put(v, MF_ENGINE, json_string("pacer"));
+    rc = rc ? rc : manifest_put(v, MF_ENGINE_VERSION, json_string(PACER_VERSION));
+    rc = rc ? rc : manifest_put(v, MF_MODEL, json_string(s->id));
+    rc = rc ? rc : manifest_put(v, MF_FILE, json_string(s->file));
+    rc = rc ? rc : manifest_put(v, MF_CHAT_FORMAT, json_string(s->chat->name));
+    rc = rc ? rc : manifest_put(v, MF_RAW_TEXT, json_boolean(s->chat->raw_text));
+    rc = rc ? rc : manifest_put(v, MF_PROMPT_CACHE, json_boolean(s->opt.prompt_cache));
+    if (!rc && s->revision[0]) rc = manifest_put(v, MF_REVISION, json_string(s->revision));
+    rc = rc ? rc : manifest_put(v, MF_DRAFTING, json_string(draft_mode_name(s->mode)));
+    if (!rc && s->mode == DRAFT_MODE_MODEL)
+        rc = manifest_put(v, MF_DRAFTER, json_pack("{s:s,s:s}", "file", s->drafter_file, "sha256", s->drafter_sha256));
     json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
-    if (json_is_object(hw)) json_object_set_new(v, "hardware", hw);
-    else json_decref(hw);
+    if (!rc && json_is_object(hw)) rc = manifest_put(v, MF_HARDWARE, json_incref(hw));
+    json_decref(hw);
+    if (rc) {
+        json_decref(v);
+        return rc;
+    }
     return http_respond_json(req, 200, v);
 }
 

@@ -129,6 +129,56 @@ check "publish refuses a receipt holding a server's path, naming the field, not 
   "[ $prc -eq 1 ] && grep -q 'server_message holds a file-system path' '$TMP/pub.out' && ! grep -q canary-user '$TMP/pub.out'"
 check "neither the run nor inspect prints a server canary" sh -c \
   "! grep -qE 'canary-user|gpu-canary|10\.77\.31|fd00:77|ops-canary|sk-canary|import threading|Postgres datab' '$TMP/words.txt' '$TMP/words.out'"
+# a load sweep meets the same server: its levels' attempts hold only sanitized words, the run
+# log the full text; a server's words planted in a level's attempt are refused by publish
+LH="$TMP/home-load-canary-6e02"
+mkdir -p "$LH"
+start_server loadwords "--pace-us 0" canary-manifest.script canary-http-500.script canary-stream-error.script \
+  canary-finish.script canary-finish.script
+HOME="$LH" $PACER bench some-org/some-model --server "$URL" --model-id m --concurrency 4 --requests 4 --tokens 16 \
+  --calibration-ms 20 > "$TMP/loadwords.out" 2>&1
+rc=$?
+check "load sweep against the canary server exits 2" [ $rc -eq 2 ]
+LW=$(find "$LH/.pacer/benchmarks" -name '*.json' ! -name '*.drafts.json')
+LLOG=$(find "$LH/.pacer/runs" -name server.log)
+leak=0
+for f in $(find "$LH/.pacer" -type f ! -name server.log); do
+  for c in "$HOST" "$LH" "$(id -un)" $SERVER_CANARIES; do
+    if grep -qF -- "$c" "$f"; then leak=1; echo "# leak: '$c' in $(basename "$f")"; fi
+  done
+done
+for c in $SERVER_CANARIES; do
+  if grep -qF -- "$c" "$TMP/loadwords.out"; then leak=1; echo "# leak: '$c' printed"; fi
+done
+check "load sweep: no canary in any file the run wrote, no server canary printed" [ $leak -eq 0 ]
+check "load sweep: the level's failed attempts say why, with the server's words sanitized" python3 - "$LW" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+atts = r["load"]["levels"][0]["attempts"]
+failed = sorted((a for a in atts if a["status"] != "ok"), key=lambda a: a["reason"])
+assert [a["reason"] for a in failed] == ["HTTP 500", "server error in stream"], failed
+for a in failed:
+    for p in ("<prompt>", "<path>", "<host>", "<address>", "<email>", "<secret>"):
+        assert p in a["server_message"], (p, a["server_message"])
+PY
+check "load sweep: the server log holds every canary in full" python3 - "$LLOG" $SERVER_CANARIES <<'PY'
+import sys
+log = open(sys.argv[1], encoding="utf-8").read()
+assert "load sweep" in log and not [c for c in sys.argv[2:] if c not in log], log[:300]
+PY
+python3 - "$LW" "$TMP/load-old.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+a = next(a for a in r["load"]["levels"][0]["attempts"] if a["status"] != "ok")
+a["server_message"] = "upstream gpu-canary-7.cluster.example.net failed"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+HOME="$LH" $PACER bench publish "$TMP/load-old.json" --yes --upload-url "http://127.0.0.1:9" > "$TMP/load-pub.out" 2>&1
+prc=$?
+check "publish refuses a load level's attempt holding a server's host name, naming the field" sh -c \
+  "[ $prc -eq 1 ] && grep -q 'load.levels\[0\].attempts\[[0-9]*\].server_message holds a host name' '$TMP/load-pub.out' &&
+   ! grep -q gpu-canary '$TMP/load-pub.out'"
+
 check "accepted manifest: hardware attested, backend attested" python3 -c "
 import json,sys; r=json.load(open('$R'))
 sys.exit(not (r['hardware']['source']=='attested' and r['backend']['source']=='attested'

@@ -7,6 +7,7 @@
 
 #include "base/embedded.h"
 #include "bench/manifest.h"
+#include "schema/manifest.h"
 #include "bench/receipt.h"
 #include "bench/rules.h"
 #include "bench/stats.h"
@@ -306,6 +307,40 @@ Test(manifest, any_failed_check_rejects) {
         cr_expect(m.hardware == NULL);
         manifest_free(&m);
     }
+}
+
+/* The field table decides: a missing required field and a field of the wrong type are
+ * refused, the reason naming the field and what it should be. */
+Test(manifest, table_refuses_missing_and_mistyped) {
+    static const struct { const char *from, *to, *want; } cases[] = {
+        {"\"manifest_version\":1,", "", "manifest_version is missing"},
+        {"\"manifest_version\":1", "\"manifest_version\":\"1\"", "manifest_version is not an integer"},
+        {"\"rank_count\":1", "\"rank_count\":\"1\"", "rank_count is not an integer"},
+        {"\"linux\"", "7", "platform is not a string"},
+        {"\"rank_count\":1", "\"rank_count\":1,\"raw_text\":\"yes\"", "raw_text is not true or false"},
+        {"\"rank_count\":1", "\"rank_count\":1,\"ranks\":{}", "ranks is not an array"},
+        {"\"checkpoint\":{\"sha256\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}", "\"checkpoint\":[]",
+         "checkpoint is not an object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char doc[2048];
+        const char *p = strstr(good_manifest, cases[i].from);
+        cr_assert(p, "%s", cases[i].from);
+        snprintf(doc, sizeof doc, "%.*s%s%s", (int)(p - good_manifest), good_manifest, cases[i].to,
+                 p + strlen(cases[i].from));
+        manifest m;
+        cr_expect_neq(manifest_parse(doc, strlen(doc), &m), PACER_OK, "%s", doc);
+        cr_expect_not(m.accepted);
+        if (cases[i].want) cr_expect_str_eq(m.reason, cases[i].want);
+        manifest_free(&m);
+    }
+    json_t *doc = json_object();
+    cr_expect_eq(manifest_put(doc, MF_RANK_COUNT, json_string("1")), PACER_ERR_ARG);
+    cr_expect_eq(manifest_put(doc, MF_VERSION, json_integer(MANIFEST_VERSION)), PACER_OK);
+    char why[128];
+    cr_expect(manifest_fields_check(doc, why, sizeof why), "%s", why);
+    cr_expect_null(json_object_get(doc, "rank_count"));
+    json_decref(doc);
 }
 
 /* Every manifest string that reaches a receipt holds nothing the sanitizer would remove: a

@@ -291,11 +291,14 @@ Test(sanitize, vocabularies) {
 }
 
 static json_t *receipt_with(const char *path, json_t *value) {
-    json_t *r = json_pack("{s:{s:s},s:{s:s},s:{s:s,s:s},s:{s:{s:s},s:[{s:s}]},s:{s:s},s:[],s:[{s:[],s:[{s:s,s:s,s:s,s:s}]}]}",
+    json_t *r = json_pack("{s:{s:s},s:{s:s},s:{s:s,s:s},s:{s:{s:s},s:[{s:s}]},s:{s:s},s:[],s:[{s:[],s:[{s:s,s:s,s:s,s:s}]}],"
+                          "s:{s:[{s:[],s:[{s:s,s:s,s:s,s:s}]}]}}",
                           "manifest", "reason", "", "platform", "name", "linux-x86_64", "model", "revision", "abc",
                           "served_model_id", "org/m", "hardware", "cpu", "model", "Test CPU", "gpus", "name", "Test GPU",
                           "backend", "name", "cuda", "unranked_reasons", "cells", "reasons", "attempts", "reason",
-                          "HTTP 500", "server_message", "out of memory", "finish_reason", "stop", "token_hash", "abc123");
+                          "HTTP 500", "server_message", "out of memory", "finish_reason", "stop", "token_hash", "abc123",
+                          "load", "levels", "reasons", "attempts", "reason", "HTTP 500", "server_message", "out of memory",
+                          "finish_reason", "length", "token_hash", "abc123");
     cr_assert(r);
     if (path) {
         json_t *at = r;
@@ -334,10 +337,16 @@ Test(sanitize, receipt_check_names_the_field) {
         {"hardware.cpu.model", "CPU of a@b.io", "hardware.cpu.model holds an e-mail"},
         {"hardware.gpus.name", "GPU fe80::1", "hardware.gpus[0].name holds an IP address"},
         {"backend.name", "cuda@box", "backend.name is not one of its fixed values"},
+        /* a load sweep's levels are checked as cells are */
+        {"load.levels.attempts.server_message", "quoting the secret prompt",
+         "load.levels[0].attempts[0].server_message holds text of the prompt"},
+        {"load.levels.attempts.reason", "HTTP 502 from gpu.example.com", "load.levels[0].attempts[0].reason holds a host name"},
+        {"load.levels.attempts.token_hash", "Bearer sk-AbCdEf0123456789XyZ", "load.levels[0].attempts[0].token_hash holds a token"},
+        {"load.levels.attempts.finish_reason", "eos /home/u", "load.levels[0].attempts[0].finish_reason is not one of its fixed"},
+        {"load.levels.reasons", "see /home/alice/log", "load.levels[0].reasons[0] holds a file-system path"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        json_t *v = strcmp(cases[i].path, "cells.reasons") == 0 ? json_pack("[s]", cases[i].value)
-                                                                : json_string(cases[i].value);
+        json_t *v = strstr(cases[i].path, ".reasons") ? json_pack("[s]", cases[i].value) : json_string(cases[i].value);
         r = receipt_with(cases[i].path, v);
         err[0] = '\0';
         cr_expect_eq(sanitize_check_receipt(r, c, err, sizeof err), PACER_ERR_FORMAT, "%s passes", cases[i].path);

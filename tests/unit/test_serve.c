@@ -16,6 +16,8 @@
 #include "engine/chat.h"
 #include "server/serve.h"
 #include "engine/gen_text.h"
+#include "bench/manifest.h"
+#include "schema/manifest.h"
 
 /* ---- text ---- */
 
@@ -251,6 +253,40 @@ Test(serve_http, health_loading_then_ready) {
     free(r);
     set_model();
     cr_assert_eq(http("GET", "/health", NULL, &r), 200);
+    free(r);
+    teardown();
+}
+
+/* The writer and the reader share schema/manifest.h: what `pacer serve` answers passes
+ * bench's checks, and every member it writes is a field of the table. */
+Test(serve_http, manifest_passes_the_reader) {
+    start(0, -1);
+    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    static const char hw[] = "{\"source\":\"probed\",\"cpu\":{\"model\":\"Test CPU\",\"cores\":4},\"memory_bytes\":1024,"
+                             "\"gpus\":[],\"gpu_count\":0}";
+    serve_model_info info = {"tiny", "dir/tiny.gguf", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                             "v1.2", hw, chat_format_by_name("plain"), NULL, NULL, NULL};
+    cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
+    char *r;
+    cr_assert_eq(http("GET", "/v1/benchmark/manifest", NULL, &r), 200);
+    manifest m;
+    cr_expect_eq(manifest_parse(r, strlen(r), &m), PACER_OK, "%s: %s", m.reason, r);
+    cr_expect(m.accepted);
+    cr_expect_str_eq(m.backend, "cpu");
+    cr_expect_str_eq(m.revision, "v1.2");
+    cr_expect_eq(m.rank_count, 1);
+    cr_expect_eq(json_array_size(m.checkpoint_hashes), 1);
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(m.hardware, "cpu"), "model")), "Test CPU");
+    manifest_free(&m);
+    json_t *v = json_loads(r, 0, NULL);
+    const char *key;
+    json_t *val;
+    json_object_foreach(v, key, val) {
+        bool known = false;
+        for (size_t i = 0; i < MF_COUNT; i++) known = known || strcmp(key, manifest_fields[i].name) == 0;
+        cr_expect(known, "%s is not in the manifest's field table", key);
+    }
+    json_decref(v);
     free(r);
     teardown();
 }

@@ -261,7 +261,7 @@ Test(serve_http, health_loading_then_ready) {
  * bench's checks, and every member it writes is a field of the table. */
 Test(serve_http, manifest_passes_the_reader) {
     start(0, -1);
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend b = fake_backend();
     static const char hw[] = "{\"source\":\"probed\",\"cpu\":{\"model\":\"Test CPU\",\"cores\":4},\"memory_bytes\":1024,"
                              "\"gpus\":[],\"gpu_count\":0}";
     serve_model_info info = {"tiny", "dir/tiny.gguf", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",

@@ -418,6 +418,7 @@ static ssize_t stream_reader(void *cls, char *dst, size_t max) {
         memcpy(dst, g->out.data, k);
         buf_consume(&g->out, k);
         n = (ssize_t)k;
+        if (g->out.len == 0) pthread_cond_signal(&s->drained);
     }
     pthread_mutex_unlock(&s->mu);
     return n;
@@ -566,11 +567,12 @@ static pacer_err route_metrics(void *ctx, http_req *req) {
                 "# TYPE pacer_decode_seconds_total counter\npacer_decode_seconds_total %.6f\n"
                 "# TYPE pacer_decode_passes_total counter\npacer_decode_passes_total %llu\n"
                 "# TYPE pacer_decode_rows_total counter\npacer_decode_rows_total %llu\n"
+                "# TYPE pacer_decode_pass_seconds_total counter\npacer_decode_pass_seconds_total %.6f\n"
                 "# TYPE pacer_slots_busy gauge\npacer_slots_busy %d\n"
                 "# TYPE pacer_requests_waiting gauge\npacer_requests_waiting %d\n",
                 (unsigned long long)m.requests, (unsigned long long)m.errors, (unsigned long long)m.prompt_tokens,
                 (unsigned long long)m.cached_tokens, (unsigned long long)m.generated_tokens, m.prefill_s, m.decode_s,
-                (unsigned long long)m.passes, (unsigned long long)m.rows, busy, queued);
+                (unsigned long long)m.passes, (unsigned long long)m.rows, m.pass_s, busy, queued);
     size_t len = b.len;
     char *text = buf_detach(&b);
     if (!text) return PACER_ERR_NOMEM;
@@ -638,6 +640,7 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     s->opt = *o;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->drained, NULL);
     /* one thread per connection: a streamed body waits for the scheduler's bytes in its reader */
     http_options ho = {.host = o->host, .port = o->port, .max_body = o->max_body, .timeout_s = 600,
                        .tcp_nodelay = true, .routes = ROUTES, .n_routes = sizeof ROUTES / sizeof ROUTES[0],
@@ -646,6 +649,7 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     if (rc) {
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
+        pthread_cond_destroy(&s->drained);
         free(s);
         return rc;
     }
@@ -685,6 +689,7 @@ void serve_stop(serve_server *s) {
     http_server_stop(s->http);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->drained);
     free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);
     free(s->drafter_file); free(s->drafter_sha256);
     free(s);

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 
@@ -156,6 +157,7 @@ static void run_pass(serve_server *s, int n) {
     pthread_mutex_lock(&s->mu);
     s->m.passes++;
     s->m.rows += (uint64_t)n;
+    s->m.pass_s += (double)ns / 1e9;
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < s->n_slots; i++) {
         serve_gen *g = s->slots[i].g;
@@ -163,6 +165,33 @@ static void run_pass(serve_server *s, int n) {
         if (rc || gen_session_commit(&g->gs, s->row_logits + (size_t)s->row_of[i] * (size_t)b->n_vocab, ns))
             end(s, g, GEN_ENDED, true);
     }
+}
+
+/* Under s->mu: a running stream whose reader has events to take and has kept up so far. */
+static bool awaited_locked(const serve_gen *g) {
+    return g && g->r.stream && g->state == GEN_RUNNING && !g->gone && !g->slow && g->out.len > 0;
+}
+
+/* Gives the readers up to SERVE_DRAIN_NS to take this pass's events, so that each token is on
+ * its socket before the next pass; a reader that misses it is marked slow and not waited for
+ * until it has caught up. */
+static void wait_readers(serve_server *s) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_nsec += SERVE_DRAIN_NS;
+    if (dl.tv_nsec >= 1000000000) { dl.tv_sec++; dl.tv_nsec -= 1000000000; }
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->n_slots; i++) {
+        serve_gen *g = s->slots[i].g;
+        if (g && g->slow && g->out.len == 0) g->slow = false;
+    }
+    for (int i = 0; i < s->n_slots;) {
+        if (!awaited_locked(s->slots[i].g)) { i++; continue; }
+        if (pthread_cond_timedwait(&s->drained, &s->mu, &dl)) break; /* timed out */
+    }
+    for (int i = 0; i < s->n_slots; i++)
+        if (awaited_locked(s->slots[i].g)) s->slots[i].g->slow = true;
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* One step: gone requests leave, new ones are prefilled, one pass decodes the rest, and
@@ -189,6 +218,7 @@ static void step(serve_server *s) {
         }
         publish(s, g);
     }
+    wait_readers(s);
 }
 
 /* Under s->mu, stopping: every request in a slot ends, every queued one answers 503. */

@@ -6,9 +6,12 @@
  *   - a newly admitted request is tokenized and prefilled alone, between decode passes;
  *   - each decode pass is one engine_eval_rows over the rows of every running request (its
  *     last token, plus drafts), then each request takes its tokens and makes its events;
- *   - events go to the request's `out` buffer, which its connection thread drains; a reader
+ *   - events go to the request's `out` buffer, which its connection thread drains; after a
+ *     pass the scheduler gives the readers up to SERVE_DRAIN_NS to take their events (so a
+ *     token reaches the socket before the next is made, as when each stream decoded alone);
+ *     a reader that misses that is not waited for again until it has caught up, and one
  *     more than SERVE_UNREAD_MAX bytes behind is cut off (generation stops, the connection
- *     closes), so an unread stream never holds the decoder.
+ *     closes): an unread stream never holds the decoder.
  * Not for use outside server/. */
 #ifndef PACER_SERVER_SERVE_SCHED_H
 #define PACER_SERVER_SERVE_SCHED_H
@@ -28,10 +31,13 @@
 /* Unread stream bytes a client may leave behind before its request is cancelled: more than
  * a whole generation of plain events at the default context (4096 tokens of ~200 bytes). */
 #define SERVE_UNREAD_MAX (4u << 20)
+/* How long a pass's events may wait for their readers before the next pass. */
+#define SERVE_DRAIN_NS 5000000
 
 typedef struct serve_metrics {
     uint64_t requests, errors, prompt_tokens, cached_tokens, generated_tokens;
     uint64_t passes, rows; /* decode passes and the rows they evaluated (rows / passes: the batch) */
+    double pass_s;         /* their wall time: rows / pass_s is the engine's decode rate */
     double prefill_s, decode_s;
 } serve_metrics;
 
@@ -49,6 +55,7 @@ struct serve_server {
     serve_options opt;
     pthread_mutex_t mu;   /* guards what the connection threads and the scheduler share */
     pthread_cond_t cv;    /* the scheduler waits here for work */
+    pthread_cond_t drained; /* a stream's reader emptied its `out` */
     bool ready, stopping;
     char *id, *file, *sha256, *revision, *hardware;
     const chat_format *chat;
@@ -86,6 +93,7 @@ struct serve_gen {
     int refs;            /* the connection's and the scheduler's */
     bool gone;           /* the connection is done with it: stop generating */
     bool broken;         /* ended before its last event (engine failure, cut off, stopping) */
+    bool slow;           /* its reader did not keep up: the scheduler does not wait for it */
     buf out;             /* SSE bytes the socket has not taken yet */
     json_t *body;        /* non-streaming: the answer, once ENDED */
     http_status st;      /* why it FAILED */

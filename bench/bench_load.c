@@ -27,13 +27,14 @@
 
 #define BENCH_REPS_MAX 9
 #define BENCH_DELIVERIES 256000 /* per figure, spread over the streams */
-#define FIDELITY_STREAMS 256
 #define FIDELITY_TOKENS 200
 #define FIDELITY_INTERVAL_US 5000
 #define SEED_BASE 1000
 
 static const char *server_path; /* $FAULT_SERVER, else $BUILD/tools/fault_server */
 static int bench_reps = 3;
+static int fid_streams = 256;
+static bool fid_together; /* every stream's events due at the same moments (no staggered phases) */
 static bool realtime; /* the fidelity run's clients at SCHED_FIFO 1 (the load client: --realtime) */
 static char tmp_dir[] = "/tmp/pacer-bench-load-XXXXXX";
 
@@ -170,6 +171,11 @@ static void print_range(const char *what, const double *v, int n, const char *un
     printf("  %-44s median %10.3f  range %.3f - %.3f %s\n", what, s.median, s.min, s.max, unit);
 }
 
+static void print_load(void) {
+    double la[3];
+    if (getloadavg(la, 3) == 3) printf("  (load average now %.2f %.2f %.2f)\n", la[0], la[1], la[2]);
+}
+
 /* Client cost against the as-fast-as-possible server at `streams` streams. */
 static void bench_cost(int streams) {
     char script[600];
@@ -218,6 +224,7 @@ static void bench_cost(int streams) {
     double ratio[BENCH_REPS_MAX];
     for (int k = 0; k < n; k++) ratio[k] = pcost[k] / cost[k];
     print_range("plain client CPU / pacer load client CPU", ratio, n, "x");
+    print_load();
 }
 
 /* The server's send times by seed, from its send log: sent[seed - SEED_BASE - 1]. */
@@ -245,7 +252,7 @@ static int64_t **read_send_log(const char *path, int streams, size_t *count) {
     return sent;
 }
 
-/* |gap - nominal| and |gap - sent gap| of stream k's measured gaps, appended (ms). */
+/* |gap - nominal| and |gap - sent gap| of stream k's measured gaps, appended (us). */
 static void add_errors(const int64_t *gaps, size_t n_gaps, const int64_t *sent, size_t n_sent, double *nom, double *act,
                        size_t *n) {
     for (size_t i = 0; i < n_gaps && i + 1 < n_sent; i++) {
@@ -266,78 +273,92 @@ static double p99(double *v, size_t n) {
     return stats_quantile_sorted(v, n, 0.99);
 }
 
-/* Timing fidelity: 256 streams, each 200 events 5 ms apart. Returns p99s (us) in out[4]:
- * load client vs nominal, vs sent; plain client vs nominal, vs sent. */
-static bool bench_fidelity_once(double out[4]) {
-    char log[600], tokens[16], interval[16];
+/* Timing fidelity: fid_streams streams, each 200 events 5 ms apart (staggered evenly over
+ * the interval unless fid_together). Returns p99s (us) in out[5]: load client vs nominal, vs
+ * sent; plain client vs nominal, vs sent; the server's own |gap sent - interval|. */
+static bool bench_fidelity_once(double out[5]) {
+    char log[600], tokens[16], interval[16], phases[16];
     snprintf(log, sizeof log, "%s/send.log", tmp_dir);
     snprintf(tokens, sizeof tokens, "%d", FIDELITY_TOKENS);
     snprintf(interval, sizeof interval, "%d", FIDELITY_INTERVAL_US);
-    size_t total = (size_t)FIDELITY_STREAMS * FIDELITY_TOKENS;
-    double *nom = malloc(total * sizeof *nom), *act = malloc(total * sizeof *act);
-    bool ok = nom && act;
+    snprintf(phases, sizeof phases, "%d", fid_together ? 0 : fid_streams);
+    size_t total = (size_t)fid_streams * FIDELITY_TOKENS;
+    double *nom = malloc(total * sizeof *nom), *act = malloc(total * sizeof *act), *srv = malloc(total * sizeof *srv);
+    size_t *counts = calloc((size_t)fid_streams, sizeof *counts);
+    bool ok = nom && act && srv && counts;
     for (int client = 0; client < 2 && ok; client++) {
         unlink(log);
-        const char *args[] = {"--paced", tokens, "--interval-us", interval, "--send-log", log, NULL};
+        const char *args[] = {"--paced", tokens, "--interval-us", interval, "--send-log", log, "--phases", phases,
+                              "--realtime", realtime ? "1" : "0", NULL};
         int port;
         pid_t pid = server_start(args, &port);
         char url[64];
         snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
-        plain_stream *ps = calloc(FIDELITY_STREAMS, sizeof *ps);
+        plain_stream *ps = calloc((size_t)fid_streams, sizeof *ps);
         json_t *cal = NULL, *sec = NULL;
-        if (client == 0) sec = run_load(url, FIDELITY_STREAMS, FIDELITY_TOKENS, &cal);
-        else run_plain(url, FIDELITY_STREAMS, FIDELITY_TOKENS, ps);
+        if (client == 0) sec = run_load(url, fid_streams, FIDELITY_TOKENS, &cal);
+        else run_plain(url, fid_streams, FIDELITY_TOKENS, ps);
         server_stop(pid); /* the log is complete: every stream wrote its line as it ended */
-        size_t counts[FIDELITY_STREAMS] = {0}, n = 0;
-        int64_t **sent = read_send_log(log, FIDELITY_STREAMS, counts);
+        memset(counts, 0, (size_t)fid_streams * sizeof *counts);
+        size_t n = 0, ns = 0;
+        int64_t **sent = read_send_log(log, fid_streams, counts);
         size_t i;
         json_t *a;
         json_array_foreach(json_object_get(json_array_get(json_object_get(sec, "levels"), 0), "attempts"), i, a) {
             int k = (int)(json_get_int(a, "seed", 0) - SEED_BASE - 1);
             int64_t *d = NULL;
             size_t nd = 0;
-            if (k >= 0 && k < FIDELITY_STREAMS && sent[k] &&
+            if (k >= 0 && k < fid_streams && sent[k] &&
                 load_deltas_decode(json_get_str(a, "delivery_ns", ""), &d, &nd) == PACER_OK && nd > 1)
                 add_errors(d + 1, nd - 1, sent[k], counts[k], nom, act, &n);
             free(d);
         }
-        for (int k = 0; client == 1 && k < FIDELITY_STREAMS; k++)
-            if (sent[k]) add_errors(ps[k].gaps, ps[k].n_gaps, sent[k], counts[k], nom, act, &n);
+        for (int k = 0; k < fid_streams; k++) {
+            if (client == 1 && sent[k]) add_errors(ps[k].gaps, ps[k].n_gaps, sent[k], counts[k], nom, act, &n);
+            for (size_t j = 1; client == 0 && sent[k] && j < counts[k]; j++)
+                srv[ns++] = fabs((double)(sent[k][j] - sent[k][j - 1] - FIDELITY_INTERVAL_US * 1000LL)) / 1e3;
+        }
         ok = n > total / 2; /* most gaps were matched to the server's log */
         out[client * 2] = p99(nom, n);
         out[client * 2 + 1] = p99(act, n);
-        for (int k = 0; k < FIDELITY_STREAMS; k++) free(sent[k]), free(ps[k].gaps);
+        if (client == 0) out[4] = p99(srv, ns);
+        for (int k = 0; k < fid_streams; k++) free(sent[k]), free(ps[k].gaps);
         free(sent);
         free(ps);
         json_decref(sec);
         json_decref(cal);
     }
-    free(nom);
-    free(act);
+    free(nom), free(act), free(srv), free(counts);
     return ok;
 }
 
 static void bench_fidelity(void) {
-    double v[4][BENCH_REPS_MAX], out[4];
+    double v[5][BENCH_REPS_MAX], out[5], ratio[BENCH_REPS_MAX];
     int n = 0;
     for (int rep = 0; rep < bench_reps; rep++)
         if (bench_fidelity_once(out)) {
-            for (int k = 0; k < 4; k++) v[k][n] = out[k];
+            for (int k = 0; k < 5; k++) v[k][n] = out[k];
+            ratio[n] = out[2] / out[0];
             n++;
         }
-    printf("timing fidelity, %d streams x %d tokens every %d us (%.0f tok/s each), p99 of |error| per gap%s:\n",
-           FIDELITY_STREAMS, FIDELITY_TOKENS, FIDELITY_INTERVAL_US, 1e6 / FIDELITY_INTERVAL_US,
-           realtime ? ", clients at real-time priority (--realtime)" : "");
+    printf("timing fidelity, %d streams x %d tokens every %d us (%.0f tok/s each, %s), p99 of |error| per gap%s:\n",
+           fid_streams, FIDELITY_TOKENS, FIDELITY_INTERVAL_US, 1e6 / FIDELITY_INTERVAL_US,
+           fid_together ? "all due together" : "phases staggered evenly over the interval",
+           realtime ? ", clients and server at real-time priority (--realtime)" : "");
     print_range("pacer load client: |gap - interval|", v[0], n, "us");
     print_range("pacer load client: |gap - gap the server sent|", v[1], n, "us");
     print_range("plain client, thread per stream: |gap - interval|", v[2], n, "us");
     print_range("plain client: |gap - gap the server sent|", v[3], n, "us");
+    print_range("server: |gap sent - interval|", v[4], n, "us");
+    print_range("plain client error / pacer load client error", ratio, n, "x");
+    print_load();
 }
 
 static int usage(void) {
     fprintf(stderr, "usage: bench_load [--streams N,N,...] [--reps N] [--only cost|fidelity]\n"
-                    "  (default: --streams 1,64,256 --reps 3, both parts; the fault server is\n"
-                    "   $FAULT_SERVER, else $BUILD/tools/fault_server)\n");
+                    "                  [--fidelity-streams N] [--together 1]\n"
+                    "  (default: --streams 1,64,256 --reps 3 --fidelity-streams 256, both parts, phases\n"
+                    "   staggered; the fault server is $FAULT_SERVER, else $BUILD/tools/fault_server)\n");
     return 2;
 }
 
@@ -361,6 +382,11 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--reps") == 0) {
             bench_reps = atoi(v);
             if (bench_reps < 1 || bench_reps > BENCH_REPS_MAX) return usage();
+        } else if (strcmp(argv[i], "--fidelity-streams") == 0) {
+            fid_streams = atoi(v);
+            if (fid_streams < 1 || fid_streams > 65536) return usage();
+        } else if (strcmp(argv[i], "--together") == 0) {
+            fid_together = strcmp(v, "1") == 0;
         } else if (strcmp(argv[i], "--only") == 0) {
             cost = strcmp(v, "cost") == 0, fidelity = strcmp(v, "fidelity") == 0;
             if (!cost && !fidelity) return usage();

@@ -231,8 +231,7 @@ void dequantize_row_q4_0(const block_q4_0 *x, float *y, int64_t k) {
     }
 }
 
-/* The j-th 6-bit scale and min of a Q4_K (or Q5_K) super-block. */
-static void q4_K_scale_min(int j, const uint8_t *q, uint8_t *sc, uint8_t *m) {
+void ggml_q4_K_scale_min(int j, const uint8_t *q, uint8_t *sc, uint8_t *m) {
     if (j < 4) {
         *sc = q[j] & 63;
         *m = q[j + 4] & 63;
@@ -250,9 +249,9 @@ void dequantize_row_q4_K(const block_q4_K *x, float *y, int64_t k) {
         int is = 0;
         for (int j = 0; j < QK_K; j += 64) {
             uint8_t sc, m;
-            q4_K_scale_min(is, x[i].scales, &sc, &m);
+            ggml_q4_K_scale_min(is, x[i].scales, &sc, &m);
             float d1 = d * sc, m1 = dmin * m;
-            q4_K_scale_min(is + 1, x[i].scales, &sc, &m);
+            ggml_q4_K_scale_min(is + 1, x[i].scales, &sc, &m);
             float d2 = d * sc, m2 = dmin * m;
             for (int l = 0; l < 32; l++) *y++ = d1 * (float)(q[l] & 0x0f) - m1;
             for (int l = 0; l < 32; l++) *y++ = d2 * (float)(q[l] >> 4) - m2;

@@ -123,6 +123,9 @@ void quantize_row_q4_0(const float *x, block_q4_0 *y, int64_t k);
 /* Q8_K as ggml's reference quantize_row_q8_K computes it (for K-quant dot products). */
 void quantize_row_q8_K(const float *x, block_q8_K *y, int64_t k);
 
+/* The j-th (0..7) 6-bit scale and min of a Q4_K (or Q5_K) super-block's packed scales. */
+void ggml_q4_K_scale_min(int j, const uint8_t *scales, uint8_t *sc, uint8_t *m);
+
 void dequantize_row_q8_0(const block_q8_0 *x, float *y, int64_t k);
 void dequantize_row_q4_0(const block_q4_0 *x, float *y, int64_t k);
 void dequantize_row_q4_K(const block_q4_K *x, float *y, int64_t k);

@@ -60,7 +60,7 @@ bool kern_weight_supported(ggml_type t) {
 
 ggml_type kern_act_type(ggml_type t) {
     switch (t) {
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: return GGML_TYPE_Q8_0;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: return GGML_TYPE_Q8_0;
     default: return GGML_TYPE_F32;
     }
 }
@@ -117,6 +117,25 @@ static float dot_q4_0_scalar(const block_q4_0 *w, const kern_q8_block *x, int n)
         s -= 8 * x[b].sum;
         acc = fmaf(ggml_fp16_to_fp32(w[b].d) * x[b].d, (float)s, acc);
     }
+    return acc;
+}
+
+/* Q4_K against per-32 Q8 activation blocks, as the packed kernels compute it: per
+ * sub-block the exact integer sum s of nibbles times quants, then
+ * acc = fma(d_x, fma(d * sc, s, -(dmin * m * sum_x)), acc). */
+static float dot_q4_K_scalar(const block_q4_K *w, const kern_q8_block *x, int n) {
+    float acc = 0;
+    for (int b = 0; b < n / QK_K; b++, w++)
+        for (int sb = 0; sb < 8; sb++, x++) {
+            uint8_t sc, m;
+            ggml_q4_K_scale_min(sb, w->scales, &sc, &m);
+            const uint8_t *q = w->qs + 32 * (sb / 2);
+            int s = 0;
+            for (int l = 0; l < 32; l++)
+                s += ((q[l] >> (4 * (sb & 1))) & 0x0F) * x->qs[l];
+            float ds = ggml_fp16_to_fp32(w->d) * (float)sc, dm = ggml_fp16_to_fp32(w->dmin) * (float)m;
+            acc = fmaf(x->d, fmaf(ds, (float)s, -(dm * (float)x->sum)), acc);
+        }
     return acc;
 }
 
@@ -253,27 +272,6 @@ T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, 
 }
 
 
-/* dequantize_row_q4_K's values (the same multiply, then subtract), 8 at a time. */
-T_AVX2 static void dequant_q4_K_avx2(const block_q4_K *x, float *y, int n) {
-    for (int i = 0; i < n / QK_K; i++) {
-        float d = _cvtsh_ss(x[i].d), dmin = _cvtsh_ss(x[i].dmin);
-        const uint8_t *q = x[i].qs, *s = x[i].scales;
-        for (int j = 0; j < QK_K / 64; j++, q += 32) {
-            for (int h = 0; h < 2; h++) { /* sub-block 2j: low nibbles; 2j + 1: high */
-                int sb = 2 * j + h;
-                int sc = sb < 4 ? s[sb] & 63 : (s[sb + 4] & 0x0F) | ((s[sb - 4] >> 6) << 4);
-                int m = sb < 4 ? s[sb + 4] & 63 : (s[sb + 4] >> 4) | ((s[sb] >> 6) << 4);
-                __m256 vd = _mm256_set1_ps(d * (float)sc), vm = _mm256_set1_ps(dmin * (float)m);
-                for (int l = 0; l < 32; l += 8, y += 8) {
-                    __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + l)));
-                    b = h ? _mm256_srli_epi32(b, 4) : _mm256_and_si256(b, _mm256_set1_epi32(0x0F));
-                    _mm256_storeu_ps(y, _mm256_sub_ps(_mm256_mul_ps(vd, _mm256_cvtepi32_ps(b)), vm));
-                }
-            }
-        }
-    }
-}
-
 /* The elements of kern_axpy_f16 it did (a multiple of 8). */
 T_AVX2 static int axpy_f16_avx2(float *y, float a, const ggml_half *x, int n) {
     __m256 va = _mm256_set1_ps(a);
@@ -334,16 +332,6 @@ void kern_axpy_f32(float *y, float a, const float *x, int n) {
         y[i] += a * x[i];
 }
 
-/* A weight row as floats: ggml_dequantize_row's values, SIMD where there is a kernel. */
-static bool kern_dequantize_row(ggml_type t, const void *w, float *y, int n) {
-#ifdef KERN_X86
-    if (t == GGML_TYPE_Q4_K && n % QK_K == 0 && kern_get_level() >= KERN_AVX2) {
-        dequant_q4_K_avx2(w, y, n);
-        return true;
-    }
-#endif
-    return ggml_dequantize_row(t, w, y, n);
-}
 
 void kern_axpy_f16(float *y, float a, const ggml_half *x, int n) {
     int i = 0;
@@ -366,7 +354,7 @@ void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
         for (int i = 0; i < n; i++)
             o[i] = ggml_bf16_to_fp32(ggml_fp32_to_bf16(x[i]));
         break;
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K:
 #ifdef KERN_X86
         if (kern_get_level() >= KERN_AVX2) {
             quantize_q8_avx2(x, out, n);
@@ -413,8 +401,10 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
         return dot_q8_0_scalar(w, a, n);
     case GGML_TYPE_Q4_0:
         return dot_q4_0_scalar(w, a, n);
+    case GGML_TYPE_Q4_K:
+        return dot_q4_K_scalar(w, a, n);
     default:
-        if (!kern_dequantize_row(t, w, scratch, n))
+        if (!ggml_dequantize_row(t, w, scratch, n))
             return NAN;
         return kern_dot_f32(scratch, a, n);
     }
@@ -424,12 +414,11 @@ void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, in
                  const void *act, size_t act_bytes, int nb, float *out, int ldo, float *scratch) {
     const unsigned char *wb = W;
     const unsigned char *ab = act;
-    bool deq = !(t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 ||
-                 t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0);
+    bool deq = kern_act_type(t) == GGML_TYPE_F32 && !(t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16);
     for (int r = r0; r < r1; r++) {
         const void *row = wb + (size_t)r * row_bytes;
         if (deq) {
-            kern_dequantize_row(t, row, scratch, n);
+            ggml_dequantize_row(t, row, scratch, n);
             for (int b = 0; b < nb; b++)
                 out[(size_t)b * ldo + r] = kern_dot_f32(scratch, (const float *)(ab + (size_t)b * act_bytes), n);
             continue;

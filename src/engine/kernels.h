@@ -22,7 +22,7 @@ const char *kern_level_name(kern_level l);
 
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);
-/* Activations of Q8_0 and Q4_0 weights: 32 values quantized as ggml's Q8_0 does (d =
+/* Activations of Q8_0, Q4_0 and Q4_K weights: 32 values quantized as ggml's Q8_0 does (d =
  * amax / 127 rounded through F16, q = round(x / d), ties to even), with the scale as a
  * float and the sum of the quants (for Q4_0's offset of 8). */
 typedef struct kern_q8_block {
@@ -32,7 +32,7 @@ typedef struct kern_q8_block {
 } kern_q8_block;
 
 /* The kind of activation rows weights of type `t` multiply: GGML_TYPE_Q8_0 (meaning rows
- * of kern_q8_block) for Q8_0/Q4_0, F32 otherwise. For F16 and BF16 weights the F32 values
+ * of kern_q8_block) for Q8_0/Q4_0/Q4_K, F32 otherwise. For F16 and BF16 weights the F32 values
  * are first rounded to F16 / BF16, as ggml rounds activations before those dot products.
  * Matrices whose types give the same kind can share one prepared row. */
 ggml_type kern_act_type(ggml_type t);
@@ -45,7 +45,7 @@ void kern_act_prepare(ggml_type t, const float *x, void *out, int n);
 void kern_act_dequantize(ggml_type t, const void *a, float *x, int n);
 
 /* dot(weight row w of type t, prepared activation a), n elements. `scratch` holds n floats
- * (used for types that are dequantized first: Q4_K, Q6_K, ...). */
+ * (used for types that are dequantized first: Q6_K, ...). */
 float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch);
 
 /* out[b * ldo + r] = dot(row r of W, activation b) for rows [r0, r1) and b < nb. W rows are
@@ -53,13 +53,13 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
 void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, int r1,
                  const void *act, size_t act_bytes, int nb, float *out, int ldo, float *scratch);
 
-/* ---- packed Q4_0 / Q8_0 matrices (kernels_pack.c) ----
+/* ---- packed Q4_0 / Q8_0 / Q4_K matrices (kernels_pack.c) ----
  * Rows in groups of 8 (the last group padded with zero-scale rows), interleaved so that
  * one SIMD lane computes one row. Results do not depend on the kernel level, on nb, or on
  * how groups are split over threads: they equal kern_dot's, bit for bit. */
 #define KERN_GROUPS(n_out) (((n_out) + 7) / 8)
 bool kern_pack_supported(ggml_type t);
-/* Bytes of the packed form of an n_out x n_in matrix (n_in a multiple of 32). */
+/* Bytes of the packed form of an n_out x n_in matrix (n_in a multiple of the type's block). */
 size_t kern_pack_size(ggml_type t, int n_in, int n_out);
 /* Packs row groups [g0, g1) of the matrix at `src` (rows row_bytes apart) into dst, which
  * holds kern_pack_size bytes; disjoint group ranges can be packed in parallel. */

@@ -1,9 +1,11 @@
-/* kernels_pack.c - Q4_0 and Q8_0 matrices repacked in groups of 8 rows, one SIMD lane per
- * row: four bytes of each of the 8 rows sit side by side, so four activation bytes
+/* kernels_pack.c - Q4_0, Q8_0 and Q4_K matrices repacked in groups of 8 rows, one SIMD lane
+ * per row: four bytes of each of the 8 rows sit side by side, so four activation bytes
  * broadcast to all lanes multiply 8 rows at once, the integer sums stay exact, and the 8
  * rows' block scales are applied in one multiply. A group block holds the 8 rows' scales
  * and then, for chunk k, the 8 rows' bytes 4k..4k+3 (Q4_0: 4 chunks, each byte a low and
- * a high nibble, which are elements 4k+j and 16+4k+j; Q8_0: 8 chunks).
+ * a high nibble, which are elements 4k+j and 16+4k+j; Q8_0: 8 chunks). A Q4_K group block
+ * covers a 256-element super-block: the 8 rows' d and dmin, their 6-bit scales and mins
+ * unpacked to bytes, and each 32-element sub-block's nibbles laid out as Q4_0's.
  *
  * Every output is computed the same way on every level and for every batch size: per
  * block the exact integer dot product s, then acc = fma(d_w * d_x, (float)s, acc), blocks
@@ -29,20 +31,62 @@ typedef struct pk_q8_0 {
     int8_t q[256];
 } pk_q8_0;
 
+typedef struct pk_q4_K {
+    ggml_half d[8], dmin[8];
+    uint8_t sc[8][8]; /* [sub-block][row] */
+    uint8_t m[8][8];
+    uint8_t q[8][128]; /* per sub-block: pk_q4_0's q */
+} pk_q4_K;
+
 _Static_assert(sizeof(pk_q4_0) == 8 * sizeof(block_q4_0), "pk_q4_0 holds 8 blocks");
+_Static_assert(sizeof(pk_q4_K) == 8 * sizeof(block_q4_K) + 32, "pk_q4_K: 8 blocks, scales as bytes");
 _Static_assert(sizeof(pk_q8_0) == 8 * sizeof(block_q8_0), "pk_q8_0 holds 8 blocks");
 
 #define TILE_TOKENS 4 /* tokens multiplied per pass over a group's weights (AVX2) */
 
-bool kern_pack_supported(ggml_type t) { return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0; }
+bool kern_pack_supported(ggml_type t) { return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_K; }
 
 static size_t pack_block_size(ggml_type t) { return t == GGML_TYPE_Q4_0 ? sizeof(pk_q4_0) : sizeof(pk_q8_0); }
 
-size_t kern_pack_size(ggml_type t, int n_in, int n_out) {
-    return (size_t)KERN_GROUPS(n_out) * (size_t)(n_in / 32) * pack_block_size(t);
+/* Bytes of one packed group of 8 rows of n_in elements. */
+static size_t group_bytes(ggml_type t, int n_in) {
+    if (t == GGML_TYPE_Q4_K)
+        return (size_t)(n_in / QK_K) * sizeof(pk_q4_K);
+    return (size_t)(n_in / 32) * pack_block_size(t);
+}
+
+size_t kern_pack_size(ggml_type t, int n_in, int n_out) { return (size_t)KERN_GROUPS(n_out) * group_bytes(t, n_in); }
+
+/* Nibble l (0..31) of sub-block sb of a Q4_K block: low nibbles of a 32-byte run are one
+ * sub-block, high nibbles the next. */
+static int q4_K_nibble(const block_q4_K *b, int sb, int l) { return (b->qs[32 * (sb / 2) + l] >> (4 * (sb & 1))) & 0x0F; }
+
+static void pack_q4_K(const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
+    int nsup = n_in / QK_K;
+    for (int g = g0; g < g1; g++)
+        for (int b = 0; b < nsup; b++) {
+            pk_q4_K *pk = (pk_q4_K *)dst + (size_t)g * nsup + b;
+            memset(pk, 0, sizeof *pk);
+            for (int i = 0; i < 8 && g * 8 + i < n_out; i++) { /* padding rows: scale 0 */
+                const block_q4_K *blk = (const block_q4_K *)((const unsigned char *)src + (size_t)(g * 8 + i) * row_bytes) + b;
+                pk->d[i] = blk->d;
+                pk->dmin[i] = blk->dmin;
+                for (int sb = 0; sb < 8; sb++) {
+                    ggml_q4_K_scale_min(sb, blk->scales, &pk->sc[sb][i], &pk->m[sb][i]);
+                    for (int k = 0; k < 4; k++)
+                        for (int j = 0; j < 4; j++)
+                            pk->q[sb][(k * 8 + i) * 4 + j] =
+                                (uint8_t)(q4_K_nibble(blk, sb, 4 * k + j) | q4_K_nibble(blk, sb, 16 + 4 * k + j) << 4);
+                }
+            }
+        }
 }
 
 void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
+    if (t == GGML_TYPE_Q4_K) {
+        pack_q4_K(src, row_bytes, n_in, n_out, g0, g1, dst);
+        return;
+    }
     int nblk = n_in / 32, chunks = t == GGML_TYPE_Q4_0 ? 4 : 8;
     size_t bs = pack_block_size(t), src_bs = t == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0);
     for (int g = g0; g < g1; g++)
@@ -65,15 +109,18 @@ void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_o
 
 /* ---------------- scalar (the reference every level equals) ---------------- */
 
-static int q4_0_isum(const pk_q4_0 *pk, int i, const kern_q8_block *x) {
+/* Row i's nibbles (Q4_0's interleave in q) times the block x. */
+static int nib_isum(const uint8_t *q, int i, const kern_q8_block *x) {
     int s = 0;
     for (int k = 0; k < 4; k++)
         for (int j = 0; j < 4; j++) {
-            int byte = pk->q[(k * 8 + i) * 4 + j];
+            int byte = q[(k * 8 + i) * 4 + j];
             s += (byte & 0x0F) * x->qs[4 * k + j] + (byte >> 4) * x->qs[16 + 4 * k + j];
         }
-    return s - 8 * x->sum;
+    return s;
 }
+
+static int q4_0_isum(const pk_q4_0 *pk, int i, const kern_q8_block *x) { return nib_isum(pk->q, i, x) - 8 * x->sum; }
 
 static int q8_0_isum(const pk_q8_0 *pk, int i, const kern_q8_block *x) {
     int s = 0;
@@ -83,13 +130,29 @@ static int q8_0_isum(const pk_q8_0 *pk, int i, const kern_q8_block *x) {
     return s;
 }
 
+/* One Q4_K group (nsup super-blocks) times one token's blocks x, into acc[8]. */
+static void q4_K_scalar(const pk_q4_K *pk, int nsup, const kern_q8_block *x, float *acc) {
+    for (int b = 0; b < nsup; b++, pk++)
+        for (int sb = 0; sb < 8; sb++) {
+            const kern_q8_block *xb = &x[b * 8 + sb];
+            for (int i = 0; i < 8; i++) {
+                float ds = ggml_fp16_to_fp32(pk->d[i]) * (float)pk->sc[sb][i];
+                float dm = ggml_fp16_to_fp32(pk->dmin[i]) * (float)pk->m[sb][i];
+                float v = fmaf(ds, (float)nib_isum(pk->q[sb], i, xb), -(dm * (float)xb->sum));
+                acc[i] = fmaf(xb->d, v, acc[i]);
+            }
+        }
+}
+
 static void gemm_scalar(ggml_type t, const void *P, int nblk, int n_out, int g, const unsigned char *act,
                         size_t act_stride, int nb, float *out, int ldo) {
     size_t bs = pack_block_size(t);
     for (int tk = 0; tk < nb; tk++) {
         const kern_q8_block *x = (const kern_q8_block *)(act + (size_t)tk * act_stride);
         float acc[8] = {0};
-        for (int b = 0; b < nblk; b++) {
+        if (t == GGML_TYPE_Q4_K)
+            q4_K_scalar((const pk_q4_K *)P + (size_t)g * (nblk / 8), nblk / 8, x, acc);
+        for (int b = 0; b < nblk && t != GGML_TYPE_Q4_K; b++) {
             const unsigned char *pk = (const unsigned char *)P + ((size_t)g * nblk + b) * bs;
             for (int i = 0; i < 8; i++) {
                 int s = t == GGML_TYPE_Q4_0 ? q4_0_isum((const pk_q4_0 *)pk, i, &x[b]) : q8_0_isum((const pk_q8_0 *)pk, i, &x[b]);
@@ -124,30 +187,71 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
     memcpy(o, tmp, (size_t)valid * sizeof(float));
 }
 
+/* A Q4_0-interleaved block of 8 rows' nibbles (128 bytes) as 8 registers of unsigned bytes:
+ * w[k] holds elements 4k..4k+3 of every row, w[k + 4] elements 16+4k..16+4k+3. */
+T_AVX2 INLINE void nib_unpack_avx2(const uint8_t *q, __m256i *w) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int k = 0; k < 4; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+        w[k] = _mm256_and_si256(v, m4);
+        w[k + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+}
+
+/* The 8 rows' exact integer dot products of unpacked nibbles w with the block xb. */
+T_AVX2 INLINE __m256i nib_isum_avx2(const __m256i *w, const kern_q8_block *xb) {
+    __m256i s = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(load_i32(xb->qs)));
+#pragma GCC unroll 8
+    for (int k = 1; k < 8; k++) /* |sum| <= 8 * 2 * 15 * 127 < 32768: exact in int16 */
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[k], _mm256_set1_epi32(load_i32(xb->qs + 4 * k))));
+    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+}
+
 /* One group of 8 rows times `rn` (<= TILE_TOKENS) tokens; x[t] is token t's blocks. */
 T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_block *const *x, const int rn,
                                   float *const *o, int valid) {
     __m256 acc[TILE_TOKENS];
     for (int t = 0; t < TILE_TOKENS; t++)
         acc[t] = _mm256_setzero_ps();
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nblk; b++, pk++) {
         __m256i w[8];
-        for (int k = 0; k < 4; k++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
-            w[k] = _mm256_and_si256(v, m4);
-            w[k + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        }
+        nib_unpack_avx2(pk->q, w);
         __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
 #pragma GCC unroll 4
         for (int t = 0; t < rn; t++) {
             const kern_q8_block *xb = &x[t][b];
-            __m256i s = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(load_i32(xb->qs)));
-#pragma GCC unroll 8
-            for (int k = 1; k < 8; k++) /* |sum| <= 8 * 2 * 15 * 127 < 32768: exact in int16 */
-                s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[k], _mm256_set1_epi32(load_i32(xb->qs + 4 * k))));
-            __m256i is = _mm256_sub_epi32(_mm256_madd_epi16(s, ones), _mm256_set1_epi32(8 * xb->sum));
+            __m256i is = _mm256_sub_epi32(nib_isum_avx2(w, xb), _mm256_set1_epi32(8 * xb->sum));
             acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store8(o[t], valid, acc[t]);
+}
+
+T_AVX2 INLINE __m256 u8x8_ps(const uint8_t *p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+/* Q4_K: one group of 8 rows times rn tokens over nsup super-blocks. */
+T_AVX2 INLINE void q4_K_avx2_tile(const pk_q4_K *pk, int nsup, const kern_q8_block *const *x, const int rn,
+                                  float *const *o, int valid) {
+    __m256 acc[TILE_TOKENS];
+    for (int t = 0; t < TILE_TOKENS; t++)
+        acc[t] = _mm256_setzero_ps();
+    for (int b = 0; b < nsup; b++, pk++) {
+        __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
+        __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->dmin));
+        for (int sb = 0; sb < 8; sb++) {
+            __m256i w[8];
+            nib_unpack_avx2(pk->q[sb], w);
+            __m256 ds = _mm256_mul_ps(dv, u8x8_ps(pk->sc[sb])), dm = _mm256_mul_ps(mv, u8x8_ps(pk->m[sb]));
+#pragma GCC unroll 4
+            for (int t = 0; t < rn; t++) {
+                const kern_q8_block *xb = &x[t][b * 8 + sb];
+                __m256 v = _mm256_fmsub_ps(ds, _mm256_cvtepi32_ps(nib_isum_avx2(w, xb)),
+                                           _mm256_mul_ps(dm, _mm256_set1_ps((float)xb->sum)));
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(xb->d), v, acc[t]);
+            }
         }
     }
     for (int t = 0; t < rn; t++)
@@ -198,9 +302,9 @@ static void tile_rows(const unsigned char *act, size_t act_stride, float *out, i
  * tokens pass over them TILE_TOKENS at a time. */
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
-    size_t bs = pack_block_size(t);
+    size_t gb = group_bytes(t, nblk * 32);
     for (int g = g0; g < g1; g++) {
-        const void *pk = (const unsigned char *)P + (size_t)g * nblk * bs;
+        const void *pk = (const unsigned char *)P + (size_t)g * gb;
         int valid = n_out - g * 8;
         for (int t0 = 0; t0 < nb; t0 += TILE_TOKENS) {
             int rn = nb - t0 < TILE_TOKENS ? nb - t0 : TILE_TOKENS;
@@ -211,6 +315,8 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
     case n:                                                                   \
         if (t == GGML_TYPE_Q4_0)                                              \
             q4_0_avx2_tile(pk, nblk, x, n, o, valid);                         \
+        else if (t == GGML_TYPE_Q4_K)                                         \
+            q4_K_avx2_tile(pk, nblk / 8, x, n, o, valid);                     \
         else                                                                  \
             q8_0_avx2_tile(pk, nblk, x, n, o, valid);                         \
         break;
@@ -249,29 +355,69 @@ T_VNNI INLINE void store16(float *o, int valid, __m512 v) {
 
 /* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
  * nibbles against the signed activations: the sums are those of the AVX2 kernel. */
+/* Two adjacent groups' nibble blocks (Q4_0's interleave) as 8 registers, as nib_unpack_avx2. */
+T_VNNI INLINE void nib_unpack_vnni(const uint8_t *qa, const uint8_t *qb, __m512i *w) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int k = 0; k < 4; k++) {
+        __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
+        w[k] = _mm512_and_si512(v, m4);
+        w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+}
+
+T_VNNI INLINE __m512i nib_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
+    __m512i s = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++)
+        s = _mm512_dpbusd_epi32(s, w[k], _mm512_set1_epi32(load_i32(xb->qs + 4 * k)));
+    return s;
+}
+
 T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     for (int b = 0; b < nblk; b++, pa++, pb++) {
         __m512i w[8];
-        for (int k = 0; k < 4; k++) {
-            __m512i v = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
-            w[k] = _mm512_and_si512(v, m4);
-            w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
+        nib_unpack_vnni(pa->q, pb->q, w);
         __m512 dw = scales_2x8(pa->d, pb->d);
 #pragma GCC unroll 8
         for (int t = 0; t < rn; t++) {
             const kern_q8_block *xb = &x[t][b];
-            __m512i s = _mm512_setzero_si512();
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++)
-                s = _mm512_dpbusd_epi32(s, w[k], _mm512_set1_epi32(load_i32(xb->qs + 4 * k)));
-            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
+            __m512i s = _mm512_sub_epi32(nib_isum_vnni(w, xb), _mm512_set1_epi32(8 * xb->sum));
             acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store16(o[t], valid, acc[t]);
+}
+
+/* Two groups' bytes (8 + 8) as 16 floats. */
+T_VNNI INLINE __m512 u8x16_ps(const uint8_t *a, const uint8_t *b) {
+    __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a), _mm_loadl_epi64((const __m128i *)b));
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
+}
+
+T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup, const kern_q8_block *const *x,
+                                  const int rn, float *const *o, int valid) {
+    __m512 acc[TILE_TOKENS_VNNI];
+    for (int t = 0; t < TILE_TOKENS_VNNI; t++)
+        acc[t] = _mm512_setzero_ps();
+    for (int b = 0; b < nsup; b++, pa++, pb++) {
+        __m512 dv = scales_2x8(pa->d, pb->d), mv = scales_2x8(pa->dmin, pb->dmin);
+        for (int sb = 0; sb < 8; sb++) {
+            __m512i w[8];
+            nib_unpack_vnni(pa->q[sb], pb->q[sb], w);
+            __m512 ds = _mm512_mul_ps(dv, u8x16_ps(pa->sc[sb], pb->sc[sb]));
+            __m512 dm = _mm512_mul_ps(mv, u8x16_ps(pa->m[sb], pb->m[sb]));
+#pragma GCC unroll 8
+            for (int t = 0; t < rn; t++) {
+                const kern_q8_block *xb = &x[t][b * 8 + sb];
+                __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(nib_isum_vnni(w, xb)),
+                                           _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
+                acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[t]);
+            }
         }
     }
     for (int t = 0; t < rn; t++)
@@ -312,10 +458,10 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
  * results are the same. */
 T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
-    size_t bs = pack_block_size(t);
+    size_t gb = group_bytes(t, nblk * 32);
     int g = g0;
     for (; g + 2 <= g1; g += 2) {
-        const unsigned char *pa = (const unsigned char *)P + (size_t)g * nblk * bs, *pb = pa + (size_t)nblk * bs;
+        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
         int valid = n_out - g * 8;
         for (int t0 = 0; t0 < nb; t0 += TILE_TOKENS_VNNI) {
             int rn = nb - t0 < TILE_TOKENS_VNNI ? nb - t0 : TILE_TOKENS_VNNI;
@@ -326,6 +472,8 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
     case n:                                                                                          \
         if (t == GGML_TYPE_Q4_0)                                                                     \
             q4_0_vnni_tile((const pk_q4_0 *)pa, (const pk_q4_0 *)pb, nblk, x, n, o, valid);          \
+        else if (t == GGML_TYPE_Q4_K)                                                                \
+            q4_K_vnni_tile((const pk_q4_K *)pa, (const pk_q4_K *)pb, nblk / 8, x, n, o, valid);      \
         else                                                                                         \
             q8_0_vnni_tile((const pk_q8_0 *)pa, (const pk_q8_0 *)pb, nblk, x, n, o, valid);          \
         break;

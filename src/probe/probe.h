@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 
 /* How a section's facts were obtained. "attested" is reserved for facts an attached
@@ -98,5 +99,12 @@ void power_watch_start(power_watch *w, const char *sys_root);
 /* Returns PACER_ERR_STATE when the state has changed since power_watch_start (then and
  * ever after, until the next start), PACER_OK otherwise. */
 pacer_err power_watch_poll(power_watch *w, bool force);
+
+/* Runs argv (argv[0] found on PATH) with stdin on /dev/null and a deadline, appending its
+ * standard output (and with `merge_stderr` its standard error) to `out`, whose cap applies.
+ * PACER_ERR_TIMEOUT after `timeout_ms` (it is killed), PACER_ERR_TOO_BIG past the cap,
+ * PACER_ERR_NOT_FOUND when it cannot start or exits non-zero. For the lab's look at the
+ * builds it compares (`--version`, git). */
+pacer_err probe_command_run(const char *const *argv, int timeout_ms, bool merge_stderr, buf *out);
 
 #endif

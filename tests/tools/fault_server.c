@@ -10,6 +10,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -387,11 +388,26 @@ typedef struct paced_stream {
     int64_t t0, due;  /* first event's schedule; next event's */
     int64_t *sent_ns; /* when each event went out (clock_now_ns) */
     int heap_at;      /* index in the schedule heap; -1 when not in it */
+    bool waiting;     /* begun, waiting for the other streams of the first --phases N */
+    struct paced_stream *next_done; /* ended, its send-log line not yet written */
 } paced_stream;
 
 static long paced_tokens;
 static int64_t paced_interval_ns;
+static long paced_phases;      /* > 0: stream j's events fall (j mod N) / N of an interval after the first stream's */
+static long paced_streams;     /* streams begun so far (j) */
+static int64_t paced_epoch;    /* the first stream's first due time */
+static paced_stream **paced_waiting; /* the first paced_phases streams, until the last is in */
+#define PACED_START_NS 2000000       /* from the last of them to the first event */
+static bool paced_realtime;    /* the thread at SCHED_FIFO 1 where allowed */
+/* The thread sleeps until this long before an event is due, then watches the clock: a
+ * sleeping thread wakes some microseconds late, and the server's lateness would show in
+ * every gap a client measures against the interval. Short: at SCHED_FIFO a thread that
+ * spins most of the time is throttled by the kernel (50 ms in every second by default). */
+#define PACED_SPIN_NS 5000
 static FILE *paced_log;
+static paced_stream *paced_done; /* ended streams whose send-log lines wait for a quiet moment */
+static volatile sig_atomic_t paced_stop;
 static paced_stream **paced_heap;
 static int paced_heap_n;
 
@@ -449,7 +465,28 @@ static void paced_begin(int ep, paced_stream *s) {
     send_all(s->fd, head, sizeof head - 1);
     s->streaming = true;
     s->sent_ns = calloc((size_t)paced_tokens, sizeof *s->sent_ns);
-    s->t0 = s->due = clock_now_ns();
+    int64_t now = clock_now_ns();
+    long j = paced_streams++;
+    if (paced_phases > 0 && j < paced_phases) {
+        /* the first N streams wait for each other: their schedule starts when the last is in,
+         * so that no event is due while the client is still opening streams */
+        paced_waiting[j] = s;
+        s->waiting = true;
+        if (j + 1 < paced_phases) return;
+        paced_epoch = now + PACED_START_NS;
+        for (long k = 0; k < paced_phases; k++) {
+            paced_waiting[k]->t0 = paced_waiting[k]->due = paced_epoch + k * paced_interval_ns / paced_phases;
+            paced_waiting[k]->waiting = false;
+            heap_push(paced_waiting[k]);
+        }
+        return;
+    }
+    s->t0 = now;
+    if (paced_phases > 0) { /* a later stream: the first slot of its phase that is not past */
+        int64_t phase = paced_epoch + (j % paced_phases) * paced_interval_ns / paced_phases;
+        s->t0 = now <= phase ? phase : phase + ((now - phase + paced_interval_ns - 1) / paced_interval_ns) * paced_interval_ns;
+    }
+    s->due = s->t0;
     heap_push(s);
 }
 
@@ -469,13 +506,37 @@ static void paced_send(int ep, paced_stream *s) {
                                         "\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":%ld}}\n\ndata: [DONE]\n\n",
                      paced_tokens);
     if (ok) send_all(s->fd, tail, (size_t)n);
-    if (paced_log) {
+    if (!paced_log) {
+        paced_close(ep, s);
+        return;
+    }
+    /* the line is written when no stream is in flight (or at SIGTERM): formatting 200
+     * numbers here would make the events due meanwhile late */
+    epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL);
+    close(s->fd);
+    s->fd = -1;
+    s->next_done = paced_done;
+    paced_done = s;
+}
+
+/* Writes the send-log lines of the ended streams and frees them. */
+static void paced_log_done(void) {
+    while (paced_done) {
+        paced_stream *s = paced_done;
+        paced_done = s->next_done;
         fprintf(paced_log, "%ld", s->seed);
         for (long i = 0; i < s->sent; i++) fprintf(paced_log, " %lld", (long long)s->sent_ns[i]);
         fputc('\n', paced_log);
-        fflush(paced_log);
+        buf_free(&s->req);
+        free(s->sent_ns);
+        free(s);
     }
-    paced_close(ep, s);
+    fflush(paced_log);
+}
+
+static void paced_on_term(int sig) {
+    (void)sig;
+    paced_stop = 1;
 }
 
 /* Reads a request; false when the client went away (the stream is then closed). */
@@ -499,19 +560,31 @@ static bool paced_read(int ep, paced_stream *s) {
 /* One thread: accepts, reads requests, and sends every due event in time order. */
 static void paced_serve(int ls) {
     prctl(PR_SET_TIMERSLACK, 1UL); /* wake-ups on time, not up to 50 us late */
+    struct sched_param sp = {.sched_priority = 1};
+    if (paced_realtime && pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+        fprintf(stderr, "fault_server: real-time priority refused; normal scheduling\n");
     int ep = epoll_create1(0);
     struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
     epoll_ctl(ep, EPOLL_CTL_ADD, ls, &lev);
     paced_heap = calloc(65536, sizeof *paced_heap);
+    paced_waiting = calloc(paced_phases > 0 ? (size_t)paced_phases : 1, sizeof *paced_waiting);
     struct epoll_event evs[64];
+    struct sigaction sa = {.sa_handler = paced_on_term}; /* no SA_RESTART: the wait returns */
+    sigaction(SIGTERM, &sa, NULL);
     for (;;) {
         int64_t now = clock_now_ns();
+        /* due within the spin: watch the clock (a readable socket waits those microseconds) */
+        while (paced_heap_n > 0 && paced_heap[0]->due > now && paced_heap[0]->due - now <= PACED_SPIN_NS)
+            now = clock_now_ns();
         while (paced_heap_n > 0 && paced_heap[0]->due <= now) {
             paced_stream *s = heap_pop();
             paced_send(ep, s);
             now = clock_now_ns();
         }
-        int64_t wait = paced_heap_n > 0 ? paced_heap[0]->due - now : 1000000000;
+        if (paced_done && (paced_heap_n == 0 || paced_stop)) paced_log_done();
+        if (paced_stop) exit(0);
+        int64_t wait = paced_heap_n > 0 ? paced_heap[0]->due - now - PACED_SPIN_NS : 1000000000;
+        if (wait < 0) wait = 0;
         struct timespec ts = {wait / 1000000000, wait % 1000000000};
         int n = epoll_pwait2(ep, evs, 64, &ts, NULL);
         for (int i = 0; i < n; i++) {
@@ -530,7 +603,7 @@ static void paced_serve(int ls) {
                 continue;
             }
             if (paced_read(ep, s)) continue;
-            if (s->heap_at < 0) paced_close(ep, s);
+            if (s->heap_at < 0 && !s->waiting) paced_close(ep, s);
             else epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL); /* the next send fails and closes it */
         }
     }
@@ -552,12 +625,15 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--paced") == 0) paced_tokens = atol(v);
         else if (strcmp(a, "--interval-us") == 0) paced_interval_ns = atol(v) * 1000;
         else if (strcmp(a, "--send-log") == 0) send_log_path = v;
+        else if (strcmp(a, "--phases") == 0) paced_phases = atol(v);
+        else if (strcmp(a, "--realtime") == 0) paced_realtime = strcmp(v, "1") == 0;
         else die("unknown option %s (--port-file F --script S... [--port N] [--pace-us N] [--log F] | "
-                 "--paced N --interval-us US [--send-log F])", a);
+                 "--paced N --interval-us US [--send-log F] [--phases N] [--realtime 1])", a);
         i++;
     }
     if (!nscripts && paced_tokens <= 0) die("%s", "at least one --script (or --paced N) is needed");
     if (paced_tokens > 0 && paced_interval_ns <= 0) die("%s", "--paced needs --interval-us");
+    if (paced_phases < 0 || paced_phases > 65536) die("%s", "--phases: 0..65536");
     if (send_log_path && !(paced_log = fopen(send_log_path, "a"))) die("cannot open %s", send_log_path);
     signal(SIGPIPE, SIG_IGN);
     if (log_path && !(log_file = fopen(log_path, "a"))) die("cannot open %s", log_path);

@@ -12,6 +12,7 @@
 #include "need.h"
 #include "engine/engine.h"
 #include "engine/kernels.h"
+#include "engine/quantize.h"
 #include "engine/synth.h"
 
 #define GOLDEN_MODEL "../shared/models/rand-gpt2vocab-f16.gguf"
@@ -171,21 +172,33 @@ Test(engine, open_missing_file) {
 
 /* ---- quantized checkpoints (packed Q8_0 / Q4_0 matrices) ---- */
 
-/* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group). */
+/* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group) with
+ * n_seq KV slots. Q4_K (rows of 256) is an F16 checkpoint through `pacer model quantize`. */
 static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
     snprintf(path, len, "/tmp/pacer-test-engine-%d-%s.gguf", (int)getpid(), ggml_type_name(type));
+    bool kq = type == GGML_TYPE_Q4_K;
     synth_params p;
     synth_params_default(&p);
-    p.dim = 128;
-    p.ffn = 320;
+    p.dim = kq ? 256 : 128;
+    p.ffn = kq ? 512 : 320;
     p.heads = 4;
     p.kv_heads = 2;
     p.layers = 2;
-    p.type = type;
+    p.type = kq ? GGML_TYPE_F16 : type;
     p.seed = 11;
     char err[256] = "";
-    if (access(path, R_OK) != 0)
+    if (access(path, R_OK) != 0 && !kq)
         cr_assert_eq(synth_write(&p, path, err, sizeof err), PACER_OK, "%s", err);
+    if (access(path, R_OK) != 0 && kq) {
+        char src[160];
+        snprintf(src, sizeof src, "%s.f16", path);
+        cr_assert_eq(synth_write(&p, src, err, sizeof err), PACER_OK, "%s", err);
+        quantize_job *j = NULL;
+        cr_assert_eq(quantize_open(src, type, &j, err, sizeof err), PACER_OK, "%s", err);
+        cr_assert_eq(quantize_write(j, path, err, sizeof err), PACER_OK, "%s", err);
+        quantize_close(j);
+        unlink(src);
+    }
     engine_params ep = {.n_threads = threads, .n_ctx = 128, .n_seq = n_seq};
     engine *e = NULL;
     cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "engine_open: %s", err);
@@ -224,6 +237,7 @@ static void check_quantized(ggml_type type) {
 
 Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q8_0); }
 Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_0); }
+Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_K); }
 
 /* Continuous batching: three sequences in their own KV slots, stepped together with
  * engine_eval_rows (one row each, then a step where one sequence adds three rows and one

@@ -9,6 +9,7 @@
 
 #include "engine/ggml_type.h"
 #include "engine/kernels.h"
+#include "engine/quantize.h"
 #include "engine/sampler.h"
 #include "engine/threadpool.h"
 
@@ -19,6 +20,16 @@ static void fill(float *x, int n, unsigned seed) {
         seed = seed * 1103515245u + 12345u;
         x[i] = ((float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f);
     }
+}
+
+/* Rows of type t, K-quants through the reference K-quant quantizers. */
+static void quantize_any(ggml_type t, const float *x, void *y, int n) {
+    if (t == GGML_TYPE_Q4_K)
+        quantize_q4_K_row(x, y, n);
+    else if (t == GGML_TYPE_Q6_K)
+        quantize_q6_K_row(x, y, n);
+    else
+        cr_assert(ggml_quantize_row(t, x, y, n), "quantize %s", ggml_type_name(t));
 }
 
 /* reference: dequantized weights times dequantized prepared activations, in double */
@@ -37,7 +48,7 @@ static void check_type(ggml_type t) {
     fill(w, N, 7 + t);
     fill(x, N, 99 + t);
     static unsigned char wq[N * 4], aq[N * 4];
-    cr_assert(ggml_quantize_row(t, w, wq, N), "quantize %s", ggml_type_name(t));
+    quantize_any(t, w, wq, N);
     kern_act_prepare(t, x, aq, N);
     double ref = ref_dot(t, wq, aq, N);
     kern_level best = kern_detect();
@@ -55,6 +66,7 @@ Test(kernels, f16) { check_type(GGML_TYPE_F16); }
 Test(kernels, bf16) { check_type(GGML_TYPE_BF16); }
 Test(kernels, q8_0) { check_type(GGML_TYPE_Q8_0); }
 Test(kernels, q4_0) { check_type(GGML_TYPE_Q4_0); }
+Test(kernels, q4_k_q8_activations) { check_type(GGML_TYPE_Q4_K); }
 
 /* matmul over nb activations equals the one-row dots bit for bit, batched or not: a
  * drafted round verifies in a batch what serial decoding computes one row at a time, and
@@ -68,7 +80,7 @@ static void check_matmul(ggml_type t, int nb) {
     cr_assert(ggml_type_row_size(t, N, &rb));
     static unsigned char wq[ROWS * N * 4], aq[NB * N * 4]; /* F32 activations: 4 bytes an element */
     for (int r = 0; r < ROWS; r++)
-        ggml_quantize_row(t, w + r * N, wq + r * rb, N);
+        quantize_any(t, w + r * N, wq + r * rb, N);
     size_t as = kern_act_size(t, N);
     for (int b = 0; b < nb; b++)
         kern_act_prepare(t, x + b * N, aq + b * as, N);
@@ -82,7 +94,7 @@ static void check_matmul(ggml_type t, int nb) {
 }
 
 Test(kernels, matmul_batch_equals_dots) {
-    static const ggml_type types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_F32};
+    static const ggml_type types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_F32};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         check_matmul(types[i], 7);
         check_matmul(types[i], 1);
@@ -103,7 +115,15 @@ static void check_packed(ggml_type t, int rows, int n) {
     cr_assert(ggml_type_row_size(t, n, &rb));
     unsigned char *wq = malloc((size_t)rows * rb), *pk = malloc(kern_pack_size(t, n, rows));
     for (int r = 0; r < rows; r++)
-        ggml_quantize_row(t, w + (size_t)r * n, wq + (size_t)r * rb, n);
+        quantize_any(t, w + (size_t)r * n, wq + (size_t)r * rb, n);
+    unsigned seed = 5;
+    for (size_t b = 0; t == GGML_TYPE_Q4_K && b < (size_t)rows * rb / sizeof(block_q4_K); b += 3) {
+        block_q4_K *k = (block_q4_K *)wq + b; /* every 6-bit scale and min value occurs */
+        for (int i = 0; i < K_SCALE_SIZE; i++) {
+            seed = seed * 1103515245u + 12345u;
+            k->scales[i] = (uint8_t)(seed >> 16);
+        }
+    }
     int groups = KERN_GROUPS(rows);
     kern_pack(t, wq, rb, n, rows, 0, groups / 2, pk); /* in two parts, as threads do */
     kern_pack(t, wq, rb, n, rows, groups / 2, groups, pk);
@@ -146,6 +166,9 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q4_0, 27, 256);
     check_packed(GGML_TYPE_Q8_0, 8, 64);
     check_packed(GGML_TYPE_Q8_0, 43, 160);
+    check_packed(GGML_TYPE_Q4_K, 8, 256);
+    check_packed(GGML_TYPE_Q4_K, 35, 768); /* an odd group count: VNNI's pairs and a single */
+    check_packed(GGML_TYPE_Q4_K, 17, 512);
 }
 
 /* The activation quantizer gives the same bytes at every level, ties included. */
@@ -242,8 +265,6 @@ static void check_kquant(ggml_type t, size_t block_bytes, size_t d_off) {
     for (int b = 0; b < 2; b++) { /* scale(s) 0.01 as F16 */
         ggml_half h = ggml_fp32_to_fp16(0.01f);
         memcpy(w + b * block_bytes + d_off, &h, 2);
-        if (t == GGML_TYPE_Q4_K)
-            memcpy(w + b * block_bytes + 2, &h, 2);
     }
     float x[NK], wf[NK], scratch[NK];
     fill(x, NK, 5);
@@ -268,6 +289,6 @@ static void check_kquant(ggml_type t, size_t block_bytes, size_t d_off) {
 Test(kernels, q4_k_and_q6_k) {
     cr_assert(kern_weight_supported(GGML_TYPE_Q4_K) && kern_weight_supported(GGML_TYPE_Q6_K));
     cr_assert_eq(kern_act_type(GGML_TYPE_Q6_K), GGML_TYPE_F32);
-    check_kquant(GGML_TYPE_Q4_K, sizeof(block_q4_K), 0);
+    cr_assert_eq(kern_act_type(GGML_TYPE_Q4_K), GGML_TYPE_Q8_0);
     check_kquant(GGML_TYPE_Q6_K, sizeof(block_q6_K), offsetof(block_q6_K, d));
 }

@@ -18,6 +18,7 @@
 #include "engine/kernels.h"
 #include "launch/model.h"
 #include "probe/probe.h"
+#include "schema/hardware.h"
 #include "server/serve.h"
 
 static const char usage[] =
@@ -61,9 +62,9 @@ static void attested_revision(const char *snapshot, char *out, size_t n) {
     }
 }
 
-/* The manifest's hardware object (docs/manifest.md) from the probes, as JSON text (free()
- * it), or NULL when the CPU or memory could not be read. GPUs are not probed: the engine
- * runs on the CPU. */
+/* The manifest's hardware object (schema/hardware.h's builder over the probe's facts), as
+ * JSON text (free() it), or NULL when the CPU or memory could not be read. GPUs are not
+ * probed: the engine runs on the CPU, so none is in use. */
 static char *manifest_hardware(const char *model) {
     probe_options po = {0};
     po.model_path = model;
@@ -71,16 +72,11 @@ static char *manifest_hardware(const char *model) {
     json_t *hw = NULL;
     char *text = NULL;
     if (probe_collect(&po, &hw)) return NULL;
-    json_t *cpu = json_object_get(hw, "cpu");
-    const char *cpu_model = json_string_value(json_object_get(cpu, "model"));
-    json_int_t cores = json_integer_value(json_object_get(cpu, "cores"));
-    json_int_t mem = json_integer_value(json_object_get(json_object_get(hw, "memory"), "total_bytes"));
-    if (cpu_model && cores >= 1 && mem >= 1) {
-        json_t *m = json_pack("{s:{s:s,s:I},s:I,s:[],s:i}", "cpu", "model", cpu_model, "cores", cores, "memory_bytes",
-                              mem, "gpus", "gpu_count", 0);
-        text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        json_decref(m);
-    }
+    json_object_set_new(hw, "gpus", json_array());
+    char why[128];
+    json_t *m = hardware_copy_attested(hw, "probed", why, sizeof why);
+    if (m && strcmp(json_string_value(json_object_get(m, "source")), "probed") == 0) text = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
     json_decref(hw);
     return text;
 }

@@ -16,6 +16,7 @@
 #include "cli/demo.h"
 #include "bench/managed.h"
 #include "lab/archive.h"
+#include "lab/prefill.h"
 #include "lab/provenance.h"
 #include "lab/reports.h"
 #include "lab/results.h"
@@ -175,9 +176,12 @@ static void print_summary(const lab_run_result *r) {
 }
 
 /* The command line, as given (before getopt reorders it), with this machine's paths
- * replaced (provenance). argv[0] is "run". */
-static json_t *command_of(int argc, char **argv) {
+ * replaced (provenance): `paths` name the options whose value is a path (a --suite that
+ * names a built-in suite by its id is no path), `valued` every option with a value.
+ * argv[0] is the subcommand. */
+static json_t *command_of(int argc, char **argv, const lab_placeholder *paths, const char *const *valued, const char *positional) {
     char **full = calloc((size_t)argc + 2, sizeof *full);
+    lab_placeholder flags[8];
     if (!full) return json_array();
     full[0] = "pacer";
     full[1] = "lab";
@@ -187,16 +191,22 @@ static json_t *command_of(int argc, char **argv) {
         if (!strcmp(argv[i], "--suite") && i + 1 < argc) suite_arg = argv[i + 1];
         else if (!strncmp(argv[i], "--suite=", 8)) suite_arg = argv[i] + 8;
     }
+    bool builtin = suite_arg && (!strcmp(suite_arg, LAB_BUILTIN_ID) || !strcmp(suite_arg, LAB_PREFILL_ID));
+    int n = 0;
+    for (const lab_placeholder *p = paths; p->flag && n < 7; p++)
+        if (!builtin || strcmp(p->flag, "--suite")) flags[n++] = *p;
+    flags[n] = (lab_placeholder){NULL, NULL};
+    json_t *cmd = lab_provenance_command(argc + 2, full, 2, flags, valued, positional);
+    free(full);
+    return cmd;
+}
+
+static json_t *run_command_of(int argc, char **argv) {
     static const lab_placeholder paths[] = {{"--binary", "<binary>"}, {"--root", "<root>"}, {"--output", "<results>"},
                                             {"--suite", "<suite>"}, {NULL, NULL}};
     static const char *const valued[] = {"--engine", "--configs", "--cases", "--rounds", "--mode", "--case-cap", "--note",
                                          "--suite", NULL};
-    /* the built-in suite named by its id is no path */
-    const lab_placeholder *flags = suite_arg && strcmp(suite_arg, LAB_BUILTIN_ID) ? paths : (const lab_placeholder[]){
-        {"--binary", "<binary>"}, {"--root", "<root>"}, {"--output", "<results>"}, {NULL, NULL}};
-    json_t *cmd = lab_provenance_command(argc + 2, full, 2, flags, valued, "<model>");
-    free(full);
-    return cmd;
+    return command_of(argc, argv, paths, valued, "<model>");
 }
 
 /* Parses the options into `o`; returns -1 to go on, or the exit status. */
@@ -259,6 +269,22 @@ static void write_reports(const lab_run_options *o, lab_outcome out, lab_run_res
     }
 }
 
+/* The engine logs' directory for the results directory `output` and the stores' home, both
+ * under ~/.pacer/lab (never recorded), the test root of the power and memory facts, and the
+ * stop signals installed; false (said) without a usable home. */
+static bool local_setup(const char *output, char logs[PATH_MAX], char stores[PATH_MAX], const char **sys_root) {
+    const char *home = path_home();
+    const char *base = strrchr(output, '/') && strrchr(output, '/')[1] ? strrchr(output, '/') + 1 : output;
+    if (!home || snprintf(logs, PATH_MAX, "%s/.pacer/lab/logs/%s", home, base) >= PATH_MAX ||
+        snprintf(stores, PATH_MAX, "%s/.pacer/lab/stores", home) >= PATH_MAX) {
+        cli_error("no usable home directory: set HOME");
+        return false;
+    }
+    *sys_root = getenv("PACER_LAB_SYS_ROOT");
+    cli_stop_signals(lab_on_signal);
+    return true;
+}
+
 /* Fills the paths of this machine the run needs (never recorded), runs, prints. */
 static int run_parsed(lab_run_options *o, const char *root) {
     char demo[PATH_MAX], err[1024], dir[PATH_MAX], self[PATH_MAX], logs[PATH_MAX], stores[PATH_MAX];
@@ -274,18 +300,10 @@ static int run_parsed(lab_run_options *o, const char *root) {
     }
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
-    const char *home = path_home();
-    const char *base = strrchr(o->output, '/') && strrchr(o->output, '/')[1] ? strrchr(o->output, '/') + 1 : o->output;
-    if (!home || snprintf(logs, sizeof logs, "%s/.pacer/lab/logs/%s", home, base) >= (int)sizeof logs ||
-        snprintf(stores, sizeof stores, "%s/.pacer/lab/stores", home) >= (int)sizeof stores) {
-        cli_error("no usable home directory: set HOME");
-        return 1;
-    }
+    if (!local_setup(o->output, logs, stores, &o->sys_root)) return 1;
     o->self_path = self;
     o->log_dir = logs;
     o->store_home = stores;
-    o->sys_root = getenv("PACER_LAB_SYS_ROOT");
-    cli_stop_signals(lab_on_signal);
     lab_run_result res;
     lab_outcome out = lab_run(o, &res, err, sizeof err);
     int status = 1;
@@ -313,7 +331,7 @@ static int run_parsed(lab_run_options *o, const char *root) {
 }
 
 static int lab_cmd_run(int argc, char **argv) {
-    json_t *command = command_of(argc, argv); /* before getopt reorders argv */
+    json_t *command = run_command_of(argc, argv); /* before getopt reorders argv */
     lab_run_options o = {.client_version = PACER_VERSION, .cancel = &lab_cancel, .on_event = on_event, .command = command};
     const char *root = NULL;
     int status = parse_run(argc, argv, &o, &root);
@@ -350,15 +368,156 @@ static int lab_cmd_dir(int argc, char **argv, bool readme) {
     return 0;
 }
 
+static const char prefill_usage[] =
+    "usage: pacer lab prefill --before BIN_A --after BIN_B --model MODEL [--configs LIST] [--out DIR]\n"
+    "                         [--rounds N] [--engine builtin|llama.cpp] [--suite FILE]\n"
+    "  Compares two builds of one engine (two pacer binaries, or two llama-server builds) on\n"
+    "  prefill: the three prompt lengths of the suite lab-prefill-v1 (short, medium, long), each\n"
+    "  configuration, every round a pair per length: odd rounds run the before build first, even\n"
+    "  rounds the after build. Each sample is a fresh engine process answering with 8 greedy\n"
+    "  tokens (a check of the hand-off to decode, no decode measurement). Per length the report\n"
+    "  gives the paired ratio after/before of prefill tok/s (median of the per-round ratios,\n"
+    "  least-greatest round), client (TTFT-based) and server-reported, and whether the greedy\n"
+    "  tokens differ; it keeps both builds' sha256 and commits, the source diff when a git\n"
+    "  checkout holds both commits, the prompts, outputs and power readings. A store changed\n"
+    "  during a sample invalidates it and ends the run.\n"
+    "  --before, --after  the engine executables (a path, or a name on PATH)\n"
+    "  --model     a GGUF file, a directory, or REPO[@REV] in the Hugging Face cache\n"
+    "  --configs   comma list of the suite's configurations (default: given, the model as it is;\n"
+    "              f16, q8_0, q4_0 run the stores <stem>-<type>.gguf beside it)\n"
+    "  --rounds N  pairs per length and configuration (default 3)\n"
+    "  --out DIR   the results directory (default results/<UTC>-prefill/): report.json,\n"
+    "              summary.md, source.diff; rewritten after every sample\n"
+    "  --engine    the adapter both builds are started with (default builtin)\n"
+    "  --suite     a lab suite file with other prompt lengths (its workloads are the lengths)\n"
+    "exit: 0 complete, 1 error, 2 stopped (engine error, power, memory, a store changed),\n"
+    "130 / 143 / 129 on SIGINT / SIGTERM / SIGHUP (what was measured is kept)\n";
+
+static void prefill_on_event(void *ctx, const lab_event *ev) {
+    (void)ctx;
+    if (ev->kind == LAB_EVENT_HASHING && ev->bytes > (1ull << 30)) fprintf(stderr, "pacer: hashing %s (%.1f GB)\n", ev->text, gb(ev->bytes));
+    if (ev->kind == LAB_EVENT_SAMPLE_START) fprintf(stderr, "pacer: [%zu/%zu] %s ...\n", ev->index + 1, ev->total, ev->id);
+    if (ev->kind != LAB_EVENT_SAMPLE_DONE) return;
+    const lab_record *r = ev->rec;
+    fprintf(stderr, "pacer: [%zu/%zu] %s: %s", ev->index + 1, ev->total, ev->id, lab_finish_name(r->finish));
+    if (r->has_usage) fprintf(stderr, ", %lld prompt tokens", (long long)r->prefill_tokens);
+    if (r->has_prefill_tok_s) fprintf(stderr, ", prefill %.1f tok/s", r->prefill_tok_s);
+    if (r->has_server_prefill_tok_s) fprintf(stderr, " (server %.1f)", r->server_prefill_tok_s);
+    if (r->validity != LAB_VALID) fprintf(stderr, ", %s (%s)", lab_validity_name(r->validity), r->validity_reason);
+    if (r->error[0]) fprintf(stderr, ": %s (engine log: %s)", r->error, ev->text);
+    fputc('\n', stderr);
+}
+
+/* The ratio table on stdout. */
+static void prefill_print(const json_t *report) {
+    printf("%-12s %-12s %8s %12s %12s %24s %8s\n", "length", "config", "tokens", "before tok/s", "after tok/s", "ratio after/before",
+           "greedy");
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(report, "lengths"), i, e) {
+        const json_t *r = json_object_get(e, "ratio"), *b = json_object_get(e, "before_tok_s"), *a = json_object_get(e, "after_tok_s");
+        const json_t *out = json_object_get(e, "outputs"), *t = json_object_get(json_object_get(e, "prompt_tokens"), "before");
+        char ratio[64] = "-", tokens[24] = "-", before[24] = "-", after[24] = "-";
+        if (json_is_object(r))
+            snprintf(ratio, sizeof ratio, "%.3f (%.3f-%.3f) n=%lld", json_number_value(json_object_get(r, "median")),
+                     json_number_value(json_object_get(r, "min")), json_number_value(json_object_get(r, "max")),
+                     (long long)json_integer_value(json_object_get(r, "n")));
+        if (json_is_integer(t)) snprintf(tokens, sizeof tokens, "%lld", (long long)json_integer_value(t));
+        if (json_is_object(b)) snprintf(before, sizeof before, "%.1f", json_number_value(json_object_get(b, "median")));
+        if (json_is_object(a)) snprintf(after, sizeof after, "%.1f", json_number_value(json_object_get(a, "median")));
+        printf("%-12s %-12s %8s %12s %12s %24s %8s\n", json_string_value(json_object_get(e, "length")),
+               json_string_value(json_object_get(e, "config")), tokens, before, after, ratio,
+               !json_integer_value(json_object_get(out, "compared")) ? "-" : json_array_size(json_object_get(out, "differ_rounds")) ? "differ" : "same");
+    }
+}
+
+/* The local paths, the run, the table; the exit status. */
+static int prefill_parsed(lab_prefill_options *o) {
+    char dir[PATH_MAX], logs[PATH_MAX], stores[PATH_MAX], err[1024] = "";
+    if (!o->output) {
+        lab_default_dir(dir, sizeof dir - 8);
+        strcat(dir, "-prefill");
+        o->output = dir;
+        o->ignore_dir = "results";
+    }
+    if (!local_setup(o->output, logs, stores, &o->sys_root)) return 1;
+    o->log_dir = logs;
+    o->store_home = stores;
+    lab_prefill_result res;
+    lab_outcome out = lab_prefill_run(o, &res, err, sizeof err);
+    int status = 1;
+    switch (out) {
+    case LAB_OUTCOME_COMPLETE:
+        prefill_print(res.report);
+        fprintf(stderr, "pacer: complete: %s (report.json, summary.md)\n", o->output);
+        status = 0;
+        break;
+    case LAB_OUTCOME_STOPPED:
+        prefill_print(res.report);
+        cli_error("lab prefill stopped: %s; what was measured is in %s", res.stop_reason, o->output);
+        status = 2;
+        break;
+    case LAB_OUTCOME_CANCELLED:
+        fprintf(stderr, "pacer: %s; what was measured is in %s\n", res.stop_reason, o->output);
+        status = lab_cancel == SIGINT ? 130 : 128 + (int)lab_cancel;
+        break;
+    default:
+        cli_error("lab prefill: %s", err);
+        if (res.report) fprintf(stderr, "pacer: what was measured is in %s\n", o->output);
+        break;
+    }
+    lab_prefill_result_free(&res);
+    return status;
+}
+
+static int lab_cmd_prefill(int argc, char **argv) {
+    static const lab_placeholder paths[] = {{"--before", "<binary>"}, {"--after", "<binary>"}, {"--model", "<model>"},
+                                            {"--out", "<results>"}, {"--suite", "<suite>"}, {NULL, NULL}};
+    static const char *const valued[] = {"--configs", "--rounds", "--engine", NULL};
+    static const struct option opts[] = {{"before", required_argument, 0, 'b'}, {"after", required_argument, 0, 'a'},
+                                         {"model", required_argument, 0, 'm'},  {"configs", required_argument, 0, 'C'},
+                                         {"out", required_argument, 0, 'o'},    {"rounds", required_argument, 0, 'N'},
+                                         {"engine", required_argument, 0, 'E'}, {"suite", required_argument, 0, 'S'},
+                                         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    json_t *command = command_of(argc, argv, paths, valued, "<argument>"); /* before getopt reorders argv */
+    lab_prefill_options o = {.client_version = PACER_VERSION, .cancel = &lab_cancel, .on_event = prefill_on_event, .command = command};
+    int c, status = -1;
+    optind = 1;
+    while (status < 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o.before = optarg; break;
+        case 'a': o.after = optarg; break;
+        case 'm': o.model_spec = optarg; break;
+        case 'C': o.configs = optarg; break;
+        case 'o': o.output = optarg; break;
+        case 'N': if (!parse_int(optarg, 1, 1000, &o.rounds)) cli_error("--rounds: expected 1..1000, not '%s'", optarg), status = 1; break;
+        case 'E': o.engine = optarg; break;
+        case 'S': o.suite = optarg; break;
+        case 'h': fputs(prefill_usage, stdout); status = 0; break;
+        default: fputs(prefill_usage, stderr); status = 1; break;
+        }
+    }
+    if (status < 0 && optind < argc) cli_error("lab prefill: unexpected argument '%s'", argv[optind]), status = 1;
+    for (int k = 0; status < 0 && k < 3; k++) {
+        const char *v[] = {o.before, o.after, o.model_spec}, *n[] = {"--before BIN", "--after BIN", "--model MODEL"};
+        if (!v[k]) cli_error("lab prefill: %s is required (see --help)", n[k]), status = 1;
+    }
+    if (status < 0) status = prefill_parsed(&o);
+    json_decref(command);
+    return status;
+}
+
 int cmd_lab(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "run") == 0) return lab_cmd_run(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "prefill") == 0) return lab_cmd_prefill(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "summarize") == 0) return lab_cmd_dir(argc - 1, argv + 1, false);
     if (argc >= 2 && strcmp(argv[1], "readme") == 0) return lab_cmd_dir(argc - 1, argv + 1, true);
     bool help = argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
     if (argc >= 2 && !help) cli_error("lab: unknown subcommand '%s'", argv[1]);
     fputs("usage: pacer lab SUBCOMMAND [ARGS]\n  run        fresh-process lab suites (see 'pacer lab run --help')\n"
           "  summarize  regenerate a run's reports, plots and gallery from its samples\n"
-          "  readme     write a run's README.md (what, where, headline table, how to reproduce)\n",
+          "  readme     write a run's README.md (what, where, headline table, how to reproduce)\n"
+          "  prefill    compare two builds of an engine on prefill, paired and alternating (see 'pacer lab prefill --help')\n",
           help ? stdout : stderr);
     return help ? 0 : 1;
 }

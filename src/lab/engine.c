@@ -3,7 +3,10 @@
 #include "lab/engine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/clock.h"
@@ -22,6 +25,31 @@ pacer_err lab_engine_prepare(lab_engine *e, const lab_engine_spec *s, const vola
     pacer_err rc = managed_prepare(&e->m, &a, cancel, err, err_len);
     e->prepared = true; /* managed_free is needed whatever the outcome */
     return rc;
+}
+
+pacer_err lab_engine_use_binary(lab_engine *e, const char *bin, const char *log_dir) {
+    if (e->m.server.pid > 0) return PACER_ERR_STATE;
+    if (snprintf(e->log_dir, sizeof e->log_dir, "%s", log_dir) >= (int)sizeof e->log_dir) return PACER_ERR_TOO_BIG;
+    e->m.args.engine_bin = bin;
+    e->m.args.log_dir = e->log_dir;
+    return PACER_OK;
+}
+
+static bool executable_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+bool lab_engine_find_binary(const char *bin, char *out, size_t n) {
+    if (strchr(bin, '/')) return snprintf(out, n, "%s", bin) < (int)n && executable_file(out);
+    const char *path = getenv("PATH");
+    for (const char *p = path; p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (snprintf(out, n, "%.*s/%s", (int)len, p, bin) < (int)n && executable_file(out)) return true;
+        p += len + (p[len] == ':');
+    }
+    out[0] = '\0';
+    return false;
 }
 
 lab_engine_status lab_engine_start(lab_engine *e, const volatile sig_atomic_t *cancel, char *err, size_t err_len) {

@@ -40,6 +40,13 @@ typedef enum lab_engine_status {
  * strings other than log_dir (copied) must outlive the engine. */
 pacer_err lab_engine_prepare(lab_engine *e, const lab_engine_spec *s, const volatile sig_atomic_t *cancel, char *err,
                              size_t err_len);
+/* Points a prepared engine at another executable of the same engine (another build) with its
+ * own log directory (copied); `bin` must outlive the engine. The store stays resolved and
+ * hashed, so two builds share one preparation. Only between samples (none running). */
+pacer_err lab_engine_use_binary(lab_engine *e, const char *bin, const char *log_dir);
+/* The executable `bin` names: a path as it is, a bare name looked up on PATH. Fills `out`
+ * and returns true when it is an executable regular file. */
+bool lab_engine_find_binary(const char *bin, char *out, size_t n);
 /* Starts a fresh engine process and waits until it is ready; nothing is left running unless
  * it returns READY. */
 lab_engine_status lab_engine_start(lab_engine *e, const volatile sig_atomic_t *cancel, char *err, size_t err_len);

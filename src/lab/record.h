@@ -9,7 +9,7 @@
  *                            settings, configurations, the plan (sample ids in order), state
  *   samples/<id>.json        one record per sample of the plan that has run (below)
  *   answers/<id>.txt         the answer text, verbatim (content + reasoning, as delivered)
- *   pelicans/<config>-<round>.svg   the SVG extracted from an svg workload's answer
+ *   pelicans/<workload>-<config>-<round>.svg   the SVG extracted from an svg workload's answer
  *   report.json              canonical JSON derived from run.json + samples/ (report.h)
  *   <dir>.zip beside the directory with --archive: everything above
  * A sample is run, then its answer, SVG and record are written, then run.json and

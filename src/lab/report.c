@@ -47,16 +47,20 @@ static const lab_record *find(const lab_record *recs, size_t n, const char *id) 
     return NULL;
 }
 
+json_t *lab_report_stats(const double *values, size_t n) {
+    stats_summary s;
+    return n && stats_summarize(values, n, &s)
+               ? json_pack("{s:f,s:f,s:f,s:I}", "median", s.median, "min", s.min, "max", s.max, "n", (json_int_t)n)
+               : json_null();
+}
+
 /* {"median", "min", "max", "n"} of one metric over the cell's median samples, or null. */
 static json_t *metric_summary(const lab_record *const *in, size_t n, const report_metric *m) {
     double *v = malloc((n ? n : 1) * sizeof *v);
     size_t k = 0;
     for (size_t i = 0; v && i < n; i++)
         if (m->get(in[i], &v[k])) k++;
-    stats_summary s;
-    json_t *o = v && k && stats_summarize(v, k, &s)
-                    ? json_pack("{s:f,s:f,s:f,s:I}", "median", s.median, "min", s.min, "max", s.max, "n", (json_int_t)k)
-                    : json_null();
+    json_t *o = v ? lab_report_stats(v, k) : json_null();
     free(v);
     return o;
 }

@@ -18,5 +18,8 @@
 /* Builds the report (new reference; NULL when out of memory) from the run document and the
  * records of the samples that have one (any order: the plan in run.json orders them). */
 json_t *lab_report_build(const json_t *run, const lab_record *records, size_t n);
+/* {"median", "min", "max", "n"} of values[0..n) (bench/stats.h), or null when n is 0 or a
+ * value is not finite: the one shape of a spread in the lab's reports. New reference. */
+json_t *lab_report_stats(const double *values, size_t n);
 
 #endif

@@ -31,28 +31,45 @@ static bool dir_is_empty(const char *dir) {
     return empty;
 }
 
-pacer_err lab_results_create(const char *dir, char *err, size_t err_len) {
+pacer_err lab_results_check_new(const char *dir, char *err, size_t err_len) {
     struct stat st;
     if (stat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || !dir_is_empty(dir))) {
-        snprintf(err, err_len, "%s exists and is not an empty directory (--resume continues a run there)", dir);
+        snprintf(err, err_len, "%s exists and is not an empty directory (a run is never written over)", dir);
         return PACER_ERR_STATE;
     }
+    return PACER_OK;
+}
+
+pacer_err lab_results_create_bare(const char *dir, char *err, size_t err_len) {
+    pacer_err rc = lab_results_check_new(dir, err, err_len);
+    if (rc) return rc;
     char p[PATH_MAX];
     if (dir_create_all(dir, 0755)) {
         snprintf(err, err_len, "cannot create %s: %s", dir, strerror(errno));
         return PACER_ERR_IO;
-    }
-    for (size_t i = 0; i < sizeof lab_subdirs / sizeof lab_subdirs[0]; i++) {
-        if (path_of(p, sizeof p, dir, lab_subdirs[i]) || dir_create_all(p, 0755)) {
-            snprintf(err, err_len, "cannot create %s/%s", dir, lab_subdirs[i]);
-            return PACER_ERR_IO;
-        }
     }
     if (path_of(p, sizeof p, dir, ".gitignore") || file_write_atomic(p, lab_gitignore, sizeof lab_gitignore - 1, 0644)) {
         snprintf(err, err_len, "cannot write %s/.gitignore", dir);
         return PACER_ERR_IO;
     }
     return PACER_OK;
+}
+
+pacer_err lab_results_create(const char *dir, char *err, size_t err_len) {
+    struct stat st;
+    if (stat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || !dir_is_empty(dir))) {
+        snprintf(err, err_len, "%s exists and is not an empty directory (--resume continues a run there)", dir);
+        return PACER_ERR_STATE;
+    }
+    pacer_err rc = lab_results_create_bare(dir, err, err_len);
+    char p[PATH_MAX];
+    for (size_t i = 0; !rc && i < sizeof lab_subdirs / sizeof lab_subdirs[0]; i++) {
+        if (path_of(p, sizeof p, dir, lab_subdirs[i]) || dir_create_all(p, 0755)) {
+            snprintf(err, err_len, "cannot create %s/%s", dir, lab_subdirs[i]);
+            rc = PACER_ERR_IO;
+        }
+    }
+    return rc;
 }
 
 pacer_err lab_results_ignore_dir(const char *dir) {
@@ -64,7 +81,7 @@ pacer_err lab_results_ignore_dir(const char *dir) {
     return file_write_atomic(p, lab_gitignore, sizeof lab_gitignore - 1, 0644);
 }
 
-static pacer_err write_rel(const char *dir, const char *rel, const void *data, size_t n, char *err, size_t err_len) {
+pacer_err lab_results_write_file(const char *dir, const char *rel, const void *data, size_t n, char *err, size_t err_len) {
     char p[PATH_MAX];
     pacer_err rc = path_of(p, sizeof p, dir, rel);
     if (!rc) rc = file_write_atomic(p, data, n, 0644);
@@ -81,7 +98,7 @@ pacer_err lab_results_write_json(const char *dir, const char *name, const json_t
     }
     size_t n = strlen(text);
     if (!canonical) text[n] = '\n'; /* json_dumps leaves room: the terminator becomes a newline */
-    pacer_err rc = write_rel(dir, name, text, canonical ? n : n + 1, err, err_len);
+    pacer_err rc = lab_results_write_file(dir, name, text, canonical ? n : n + 1, err, err_len);
     free(text);
     return rc;
 }
@@ -91,12 +108,13 @@ pacer_err lab_results_write_sample(const char *dir, lab_sample_result *s, json_t
     const char *text = s->answer.data ? s->answer.data : "";
     snprintf(r->answer_file, sizeof r->answer_file, "answers/%s.txt", r->id);
     pacer_err rc = sha256_hex(text, s->answer.len, r->answer_sha256);
-    if (!rc) rc = write_rel(dir, r->answer_file, text, s->answer.len, err, err_len);
+    if (!rc) rc = lab_results_write_file(dir, r->answer_file, text, s->answer.len, err, err_len);
     if (rc) return rc;
     if (strcmp(r->kind, "svg") == 0 && r->finish != LAB_FINISH_ERROR) {
-        char file[LAB_NAME_MAX + 48];
-        snprintf(file, sizeof file, "pelicans/%s-%lld.svg", r->config, (long long)r->round);
-        if (s->svg.found && (rc = write_rel(dir, file, text + s->svg.start, s->svg.len, err, err_len))) return rc;
+        /* named by workload too: two svg workloads of one suite never share a file */
+        char file[2 * LAB_NAME_MAX + 48];
+        snprintf(file, sizeof file, "pelicans/%s-%s-%lld.svg", r->workload, r->config, (long long)r->round);
+        if (s->svg.found && (rc = lab_results_write_file(dir, file, text + s->svg.start, s->svg.len, err, err_len))) return rc;
         json_decref(r->svg);
         r->svg = json_pack("{s:s?,s:b,s:s?}", "file", s->svg.found ? file : NULL, "valid", s->svg.valid, "reason",
                            s->svg.reason[0] ? s->svg.reason : NULL);

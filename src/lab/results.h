@@ -20,6 +20,13 @@
 /* Creates `dir` (and missing parents) with .gitignore, samples/, answers/, pelicans/.
  * PACER_ERR_STATE when `dir` exists and is not empty (a run is never written over). */
 pacer_err lab_results_create(const char *dir, char *err, size_t err_len);
+/* PACER_ERR_STATE (with words) when `dir` exists and is not an empty directory. */
+pacer_err lab_results_check_new(const char *dir, char *err, size_t err_len);
+/* Creates `dir` (and missing parents) with only its .gitignore; refused as
+ * lab_results_check_new() refuses (for `pacer lab prefill`, whose files are its reports). */
+pacer_err lab_results_create_bare(const char *dir, char *err, size_t err_len);
+/* Writes `n` bytes as DIR/REL atomically; words in `err` on failure. */
+pacer_err lab_results_write_file(const char *dir, const char *rel, const void *data, size_t n, char *err, size_t err_len);
 /* Writes DIR/.gitignore ("*") unless DIR already has one: for the default parent results/,
  * so that the archives beside the runs stay out of Git too. Creates DIR when missing. */
 pacer_err lab_results_ignore_dir(const char *dir);

@@ -187,19 +187,7 @@ static pacer_err setup_binary(lab_ctx *c) {
     }
     const char *bin = c->o->binary ? c->o->binary : c->adapter->default_bin;
     if (strcmp(bin, "{self}") == 0) bin = c->o->self_path;
-    if (!strchr(bin, '/')) {
-        const char *path = getenv("PATH");
-        for (const char *p = path; p && *p;) {
-            size_t len = strcspn(p, ":");
-            snprintf(c->bin_path, sizeof c->bin_path, "%.*s/%s", (int)len, p, bin);
-            if (access(c->bin_path, X_OK) == 0) break;
-            c->bin_path[0] = '\0';
-            p += len + (p[len] == ':');
-        }
-    } else {
-        snprintf(c->bin_path, sizeof c->bin_path, "%s", bin);
-    }
-    if (!c->bin_path[0] || access(c->bin_path, X_OK) != 0) {
+    if (!lab_engine_find_binary(bin, c->bin_path, sizeof c->bin_path)) {
         snprintf(c->err, c->err_len, "the engine binary %s is not an executable file", bin);
         return PACER_ERR_NOT_FOUND;
     }
@@ -233,7 +221,7 @@ static pacer_err setup_facts(lab_ctx *c) {
         lab_event ev = {.kind = LAB_EVENT_PROBED, .text = words};
         lab_emit(c, &ev);
     }
-    json_t *mem = json_object_get(json_object_get(c->hardware, "memory"), "total_bytes");
+    json_t *mem = json_object_get(c->hardware, "memory_bytes");
     c->has_memory_limit = json_is_integer(mem) && json_integer_value(mem) > 0;
     c->memory_limit = json_integer_value(mem);
     power_watch_start(&c->power, c->o->sys_root);

@@ -295,8 +295,10 @@ fail:
 }
 
 pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_len) {
-    if (strcmp(name, LAB_BUILTIN_ID) == 0) {
-        const embedded_file *f = embedded_find(LAB_BUILTIN_ID ".json");
+    if (strcmp(name, LAB_BUILTIN_ID) == 0 || strcmp(name, LAB_PREFILL_ID) == 0) {
+        char file[LAB_NAME_MAX + 8];
+        snprintf(file, sizeof file, "%s.json", name);
+        const embedded_file *f = embedded_find(file);
         if (!f) {
             if (err) snprintf(err, err_len, "the built-in suite %s is missing from this build", name);
             return PACER_ERR_INTERNAL;

@@ -20,6 +20,7 @@
 #define LAB_MAX_PRESETS 4
 #define LAB_CAP_MAX 1000000   /* a cap above this is refused as a typo */
 #define LAB_BUILTIN_ID "lab-v1"
+#define LAB_PREFILL_ID "lab-prefill-v1" /* the prompts of `pacer lab prefill` (suites/lab-prefill-v1.json) */
 
 typedef enum lab_kind {
     LAB_KIND_COMPLETION = 0,   /* an answer to EOS */
@@ -65,7 +66,7 @@ typedef struct lab_suite {
     char id[LAB_NAME_MAX];
     int version;
     char digest[65];             /* SHA-256 of the canonical JSON */
-    bool builtin;                /* the embedded lab-v1, digest matching */
+    bool builtin;                /* an embedded suite (lab-v1, lab-prefill-v1) */
     int rounds;
     double temperature;          /* 0: greedy */
     int64_t seed;
@@ -84,7 +85,8 @@ typedef struct lab_suite {
  * (lab_suite_free). A field of the wrong shape is PACER_ERR_FORMAT with its name in `err`;
  * text that is not JSON is PACER_ERR_PARSE. No I/O. */
 pacer_err lab_suite_parse(const char *text, size_t len, lab_suite *s, char *err, size_t err_len);
-/* Loads the built-in suite ("lab-v1") or, for any other name, the file at that path. */
+/* Loads a built-in suite ("lab-v1", "lab-prefill-v1") or, for any other name, the file at
+ * that path. */
 pacer_err lab_suite_load(const char *name, lab_suite *s, char *err, size_t err_len);
 /* Frees what parsing allocated; accepts a zeroed suite. */
 void lab_suite_free(lab_suite *s);

@@ -1,6 +1,8 @@
 /* summary.c - summary.md from report.json (summary.h). */
 #include "lab/summary.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,22 +27,50 @@ const char *lab_str(const json_t *obj, const char *key) {
     return s ? s : "";
 }
 
-pacer_err lab_summary_hardware(buf *out, const json_t *report) {
-    const json_t *run = json_object_get(report, "run");
-    const json_t *hw = json_object_get(json_object_get(run, "provenance"), "hardware_detail");
-    pacer_err rc = buf_appendf(out, "Hardware: %s, %lld threads, %.1f GiB memory",
-                               json_is_string(json_object_get(hw, "cpu_model")) ? lab_str(hw, "cpu_model") : "unknown CPU",
-                               (long long)json_integer_value(json_object_get(hw, "cpu_threads")),
-                               (double)json_integer_value(json_object_get(hw, "memory_bytes")) / (1024.0 * 1024 * 1024));
+static bool word_char(char c) { return c && (isalnum((unsigned char)c) || (unsigned char)c >= 0x80); }
+
+pacer_err lab_md_escape(buf *out, const char *s) {
+    pacer_err rc = PACER_OK;
+    for (const char *p = s; !rc && *p; p++) {
+        /* an '_' between two word characters never opens or closes emphasis: q8_0 stays as it is */
+        bool inner_underscore = *p == '_' && p > s && word_char(p[-1]) && word_char(p[1]);
+        if (*p == '\n' || *p == '\r') rc = buf_append_char(out, ' ');
+        else if (strchr("|\\`*[]<>&~", *p) || (*p == '_' && !inner_underscore)) rc = buf_appendf(out, "\\%c", *p);
+        else rc = buf_append_char(out, *p);
+    }
+    return rc;
+}
+
+pacer_err lab_md_parts(buf *out, const char *const *parts, size_t n) {
+    pacer_err rc = PACER_OK;
+    for (size_t k = 0; !rc && k < n; k++) rc = k % 2 ? lab_md_escape(out, parts[k]) : buf_append_str(out, parts[k]);
+    return rc;
+}
+
+/* The hardware facts: the strings are the probes' (CPU and GPU names, OS), escaped. */
+pacer_err lab_summary_hardware_of(buf *out, const json_t *hw, const char *power) {
+    pacer_err rc = buf_append_str(out, "Hardware: ");
+    if (!rc) rc = lab_md_escape(out, json_is_string(json_object_get(hw, "cpu_model")) ? lab_str(hw, "cpu_model") : "unknown CPU");
+    if (!rc)
+        rc = buf_appendf(out, ", %lld threads, %.1f GiB memory", (long long)json_integer_value(json_object_get(hw, "cpu_threads")),
+                         (double)json_integer_value(json_object_get(hw, "memory_bytes")) / (1024.0 * 1024 * 1024));
     const json_t *gpus = json_object_get(hw, "gpus");
     size_t i;
     json_t *g;
     if (!rc && !json_array_size(gpus)) rc = buf_append_str(out, ", no GPU");
-    json_array_foreach(gpus, i, g) if (!rc) rc = buf_appendf(out, ", GPU %s", json_is_string(json_object_get(g, "name")) ? lab_str(g, "name") : "unnamed");
-    if (!rc) rc = buf_appendf(out, ", %s %s, kernel %s, power %s", lab_str(hw, "os_name"), lab_str(hw, "os_version"), lab_str(hw, "kernel"),
-                             json_is_string(json_object_get(json_object_get(run, "settings"), "power"))
-                                 ? lab_str(json_object_get(run, "settings"), "power") : "unknown");
-    return rc;
+    json_array_foreach(gpus, i, g) {
+        if (!rc) rc = buf_append_str(out, ", GPU ");
+        if (!rc) rc = lab_md_escape(out, json_is_string(json_object_get(g, "name")) ? lab_str(g, "name") : "unnamed");
+    }
+    const char *parts[] = {", ", lab_str(hw, "os_name"), " ", lab_str(hw, "os_version"), ", kernel ", lab_str(hw, "kernel"), ", power ",
+                           power && power[0] ? power : "unknown"};
+    return rc ? rc : lab_md_parts(out, parts, sizeof parts / sizeof parts[0]);
+}
+
+pacer_err lab_summary_hardware(buf *out, const json_t *report) {
+    const json_t *run = json_object_get(report, "run");
+    return lab_summary_hardware_of(out, json_object_get(json_object_get(run, "provenance"), "hardware_detail"),
+                                   lab_str(json_object_get(run, "settings"), "power"));
 }
 
 static const json_t *find_cell(const json_t *report, const char *config, const char *workload) {
@@ -82,11 +112,17 @@ pacer_err lab_summary_table(buf *out, const json_t *report, const char *metric, 
     size_t i, k;
     json_t *c, *w;
     pacer_err rc = buf_appendf(out, "\n## %s\n\n| workload |", title);
-    json_array_foreach(configs, i, c) if (!rc) rc = buf_appendf(out, " %s |", lab_str(c, "name"));
+    json_array_foreach(configs, i, c) {
+        if (!rc) rc = buf_append_char(out, ' ');
+        if (!rc) rc = lab_md_escape(out, lab_str(c, "name"));
+        if (!rc) rc = buf_append_str(out, " |");
+    }
     if (!rc) rc = buf_append_str(out, "\n|---|");
     for (i = 0; !rc && i < json_array_size(configs); i++) rc = buf_append_str(out, "---|");
     json_array_foreach(cases, k, w) {
-        if (!rc) rc = buf_appendf(out, "\n| %s |", json_string_value(w) ? json_string_value(w) : "");
+        if (!rc) rc = buf_append_str(out, "\n| ");
+        if (!rc) rc = lab_md_escape(out, json_string_value(w) ? json_string_value(w) : "");
+        if (!rc) rc = buf_append_str(out, " |");
         json_array_foreach(configs, i, c) {
             const json_t *cell = find_cell(report, lab_str(c, "name"), json_string_value(w) ? json_string_value(w) : "");
             if (!rc) rc = buf_append_char(out, ' ');
@@ -104,27 +140,31 @@ static pacer_err svg_rates(buf *out, const json_t *report) {
     if (!rc) rc = buf_append_str(out, "| configuration | valid | checked |\n|---|---|---|\n");
     size_t i;
     json_t *r;
-    json_array_foreach(rates, i, r) if (!rc) rc = buf_appendf(out, "| %s | %lld | %lld |\n", lab_str(r, "config"),
-                                                               (long long)json_integer_value(json_object_get(r, "valid")),
-                                                               (long long)json_integer_value(json_object_get(r, "checked")));
+    json_array_foreach(rates, i, r) {
+        if (!rc) rc = buf_append_str(out, "| ");
+        if (!rc) rc = lab_md_escape(out, lab_str(r, "config"));
+        if (!rc) rc = buf_appendf(out, " | %lld | %lld |\n", (long long)json_integer_value(json_object_get(r, "valid")),
+                                  (long long)json_integer_value(json_object_get(r, "checked")));
+    }
     return rc;
 }
 
 pacer_err lab_summary_markdown(buf *out, const json_t *report) {
     const json_t *run = json_object_get(report, "run");
     const json_t *sig = json_object_get(run, "signature");
+    char digest[13], binary[13], tail[160];
+    snprintf(digest, sizeof digest, "%s", lab_str(json_object_get(sig, "suite"), "digest"));
+    snprintf(binary, sizeof binary, "%s", lab_str(json_object_get(sig, "binary"), "sha256"));
+    snprintf(tail, sizeof tail, "), %lld round(s), status %s; %zu samples recorded, %zu pending.\n",
+             (long long)json_integer_value(json_object_get(json_object_get(sig, "selections"), "rounds")),
+             lab_str(json_object_get(run, "state"), "status"), json_array_size(json_object_get(report, "samples")),
+             json_array_size(json_object_get(report, "pending")));
+    const char *parts[] = {"\n\n# Lab run ", lab_str(run, "created_utc"), "\n\nSuite ", lab_str(json_object_get(sig, "suite"), "id"),
+                           " (digest ", digest, "), model ", lab_str(json_object_get(sig, "model"), "file"), " (",
+                           lab_str(json_object_get(sig, "model"), "identity"), "), engine ", lab_str(sig, "engine"), " (sha256 ",
+                           binary, tail};
     pacer_err rc = lab_summary_hardware(out, report);
-    if (!rc)
-        rc = buf_appendf(out,
-                         "\n\n# Lab run %s\n\nSuite %s (digest %.12s), model %s (%s), engine %s (sha256 %.12s), %lld round(s), "
-                         "status %s; %zu samples recorded, %zu pending.\n",
-                         lab_str(run, "created_utc"), lab_str(json_object_get(sig, "suite"), "id"),
-                         lab_str(json_object_get(sig, "suite"), "digest"), lab_str(json_object_get(sig, "model"), "file"),
-                         lab_str(json_object_get(sig, "model"), "identity"), lab_str(sig, "engine"),
-                         lab_str(json_object_get(sig, "binary"), "sha256"),
-                         (long long)json_integer_value(json_object_get(json_object_get(sig, "selections"), "rounds")),
-                         lab_str(json_object_get(run, "state"), "status"), json_array_size(json_object_get(report, "samples")),
-                         json_array_size(json_object_get(report, "pending")));
+    if (!rc) rc = lab_md_parts(out, parts, sizeof parts / sizeof parts[0]);
     if (!rc)
         rc = buf_append_str(out, "\nEach cell: median (least-greatest) n=samples in the median, then the samples kept out of it "
                                  "by why. Only answers that ended by themselves (EOS) and are valid enter a median; "

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 
 /* How a section's facts were obtained. "attested" is reserved for facts an attached
@@ -41,16 +42,19 @@ typedef struct probe_options {
     const char *sys_root;
 } probe_options;
 
-/* Collects the hardware object into *out (a new reference, json_decref() it):
- *   {"cpu":    {"model", "cores", "threads", "features":[...], "source"},
- *    "memory": {"total_bytes", "source"},
+/* Collects the hardware object (schema/hardware.h's shape) into *out (a new reference,
+ * json_decref() it):
+ *   {"source": "probed"|"partial" (the GPU facts are partial),
+ *    "cpu":    {"model", "cores", "threads", "features":[...], "source"},
+ *    "memory_bytes",
  *    "os":     {"name", "version", "kernel", "source"},
  *    "power":  {"state": "ac"|"battery"|"ac-only"|"unknown", "source"},
  *    "volume": {"capacity_bytes", "free_bytes", "source",
  *               "read_sample": see probe_read_sample_json()   (when asked)},
  *    "gpus":   [{"vendor", "name", "memory_bytes", "memory": "dedicated"|"unified",
  *                "driver_version", "compute_capability", "power_limit_w",
- *                "max_sm_clock_mhz", "max_memory_clock_mhz", "compute_units"}, ...],
+ *                "max_sm_clock_mhz", "max_memory_clock_mhz", "cores" (SMs, compute units)}, ...],
+ *    "gpu_count": the GPUs listed, null when gpus_source is "unknown",
  *    "gpus_source": "probed"|"partial"|"unknown"}
  * A fact that could not be read is null. The object has passed redact_hardware() (see
  * redact.h): nothing outside the allowlist, nothing identifying. Returns PACER_OK even
@@ -98,5 +102,12 @@ void power_watch_start(power_watch *w, const char *sys_root);
 /* Returns PACER_ERR_STATE when the state has changed since power_watch_start (then and
  * ever after, until the next start), PACER_OK otherwise. */
 pacer_err power_watch_poll(power_watch *w, bool force);
+
+/* Runs argv (argv[0] found on PATH) with stdin on /dev/null and a deadline, appending its
+ * standard output (and with `merge_stderr` its standard error) to `out`, whose cap applies.
+ * PACER_ERR_TIMEOUT after `timeout_ms` (it is killed), PACER_ERR_TOO_BIG past the cap,
+ * PACER_ERR_NOT_FOUND when it cannot start or exits non-zero. For the lab's look at the
+ * builds it compares (`--version`, git). */
+pacer_err probe_command_run(const char *const *argv, int timeout_ms, bool merge_stderr, buf *out);
 
 #endif

@@ -12,7 +12,8 @@
 #include "base/fileio.h"
 #include "probe/probe_internal.h"
 
-pacer_err probe_tool_run(const char *const *argv, int timeout_ms, buf *out) {
+/* The runner of both: stderr to /dev/null, or into the same pipe as stdout. */
+static pacer_err tool_run(const char *const *argv, int timeout_ms, bool merge_stderr, buf *out) {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) return PACER_ERR_IO;
     pid_t pid = fork();
@@ -28,6 +29,7 @@ pacer_err probe_tool_run(const char *const *argv, int timeout_ms, buf *out) {
             dup2(devnull, 2);
         }
         dup2(pipefd[1], 1);
+        if (merge_stderr) dup2(pipefd[1], 2);
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -56,6 +58,12 @@ pacer_err probe_tool_run(const char *const *argv, int timeout_ms, buf *out) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) rc = PACER_ERR_NOT_FOUND;
     return rc;
+}
+
+pacer_err probe_tool_run(const char *const *argv, int timeout_ms, buf *out) { return tool_run(argv, timeout_ms, false, out); }
+
+pacer_err probe_command_run(const char *const *argv, int timeout_ms, bool merge_stderr, buf *out) {
+    return tool_run(argv, timeout_ms, merge_stderr, out);
 }
 
 pacer_err probe_file_read(const char *sys_root, const char *path, buf *out) {

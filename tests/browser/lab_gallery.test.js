@@ -40,7 +40,7 @@ async function run() {
     expect(imgs.length === 8, 'images: ' + imgs.length);
     const plots = imgs.filter((i) => i.src.startsWith('../plots/'));
     expect(plots.length === 2 && plots.every((i) => i.w > 0), 'plots: ' + JSON.stringify(plots));
-    const good = imgs.filter((i) => /pelicans\/(f16|q8_0)-1\.svg$/.test(i.src));
+    const good = imgs.filter((i) => /pelicans\/draw-(f16|q8_0)-1\.svg$/.test(i.src));
     expect(good.length === 2 && good.every((i) => i.w > 0), 'valid drawings loaded: ' + JSON.stringify(imgs));
     expect((await page.$$('svg')).length === 0, 'an SVG is inlined');
   });

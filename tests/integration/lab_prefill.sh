@@ -80,6 +80,8 @@ for x in s:
     assert x["id"] == "r%d-%s-given-%s" % (x["round"], x["workload"], x["binary"]), x["id"]
     assert x["finish"] in ("capped", "eos") and x["validity"] == "valid", (x["id"], x["finish"], x["error"])
     assert x["prefill_tok_s"] > 0 and x["server_prefill_tok_s"] > 0 and x["prefill_tokens"] > 0, x["id"]
+    assert abs(x["server_prompt_ms"] - x["prefill_tokens"] * 1000 / x["server_prefill_tok_s"]) < 1e-6 * x["server_prompt_ms"], x["id"]
+    assert 0 < x["first_text_ns"] and x["server_prompt_ms"] * 1e6 <= x["first_text_ns"] * 1.01, x["id"]
     assert x["decode_tokens"] <= 8 and len(x["power"]["readings"]) >= 2 and x["power"]["changed"] is False, x["id"]
     assert isinstance(x["output"], str) and len(x["output"]) > 0, x["id"]
 tokens = {x["workload"]: x["prefill_tokens"] for x in s}

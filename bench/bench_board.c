@@ -4,7 +4,6 @@
  * HTTP from 1 and then 2 client threads; the checkpoint is in the store's lookup cache, so
  * no hub is asked. Also the intake alone (judging, no store, no HTTP). Prints figures. */
 #include <pthread.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +44,6 @@ static void *client_run(void *arg) {
         free(body);
     }
     return NULL;
-}
-
-static double cpu_seconds(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 }
 
 static double upload_rate(const char *url, const char *auth, json_t *receipt, int threads, int first, int *failed) {
@@ -95,7 +87,7 @@ int main(void) {
 
     char *text = json_dumps(receipt, JSON_COMPACT);
     int64_t t0 = clock_now_ns();
-    double c0 = cpu_seconds();
+    double c0 = clock_cpu_s();
     int judged = 0;
     while (clock_now_ns() - t0 < 1000000000LL) {
         intake_verdict v;
@@ -103,15 +95,15 @@ int main(void) {
         judged += v.outcome == INTAKE_STANDARD;
         intake_verdict_free(&v);
     }
-    double judge_rate = judged / ((double)(clock_now_ns() - t0) / 1e9), judge_cpu = (cpu_seconds() - c0) / judged;
+    double judge_rate = judged / ((double)(clock_now_ns() - t0) / 1e9), judge_cpu = (clock_cpu_s() - c0) / judged;
     printf("board intake alone (parse, validate, recompute, privacy check, canonical hash; %zu-byte receipt):\n"
            "  %.0f receipts/s on one thread, %.2f ms CPU each\n", strlen(text), judge_rate, judge_cpu * 1e3);
     free(text);
     int failed1, failed2;
     double one = upload_rate(url, auth, receipt, 1, 0, &failed1);
-    double cpu0 = cpu_seconds();
+    double cpu0 = clock_cpu_s();
     double two = upload_rate(url, auth, receipt, 2, BENCH_UPLOADS, &failed2);
-    double cpu_per = (cpu_seconds() - cpu0) / BENCH_UPLOADS;
+    double cpu_per = (clock_cpu_s() - cpu0) / BENCH_UPLOADS;
     printf("board validated uploads on SQLite (WAL, synchronous=FULL, acknowledged after commit), %d each:\n"
            "  1 client: %.0f uploads/s%s\n  2 clients: %.0f uploads/s%s\n"
            "  CPU per upload (board and client together): %.2f ms, i.e. %.0f uploads per CPU-second\n"

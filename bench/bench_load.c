@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,12 +43,6 @@ static void pin_to(int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     sched_setaffinity(0, sizeof set, &set);
-}
-
-static double process_cpu_s(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* Starts the fault server with `args` (NULL-terminated) on CPU 1; *port gets its port. */
@@ -148,7 +141,7 @@ static void *plain_main(void *arg) {
 /* The plain client: one thread per stream. Returns process CPU seconds; fills streams. */
 static double run_plain(const char *url, int n, int tokens, plain_stream *ps) {
     pthread_t *th = calloc((size_t)n, sizeof *th);
-    double c0 = process_cpu_s();
+    double c0 = clock_cpu_s();
     for (int i = 0; i < n; i++) {
         memset(&ps[i], 0, sizeof ps[i]);
         ps[i].req = bench_request(url, tokens);
@@ -162,7 +155,7 @@ static double run_plain(const char *url, int n, int tokens, plain_stream *ps) {
     }
     for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
     free(th);
-    return process_cpu_s() - c0;
+    return clock_cpu_s() - c0;
 }
 
 static void print_range(const char *what, const double *v, int n, const char *unit) {

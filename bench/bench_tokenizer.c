@@ -38,20 +38,18 @@ static char *text_make(size_t n) {
     return t; /* about n bytes; the caller uses n */
 }
 
-static double now_s(void) { return (double)clock_now_ns() / 1e9; }
-
 static void bench_one(const char *name, const tokenizer *t, const char *text, size_t n) {
     int32_t *ids = malloc(n * sizeof *ids);
     if (!ids) return;
     double best = 1e9;
     size_t nt = 0;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now_s();
+        double t0 = clock_now_s();
         if (tokenizer_encode(t, text, n, false, false, ids, n, &nt) != PACER_OK) {
             printf("%s: encode failed\n", name);
             break;
         }
-        double dt = now_s() - t0;
+        double dt = clock_now_s() - t0;
         if (dt < best) best = dt;
     }
     printf("%-8s %.1f MB text -> %zu tokens: %.2f MB/s, %.0f tokens/s (best of 3)\n", name, n / 1e6, nt,

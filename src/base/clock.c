@@ -10,6 +10,14 @@ int64_t clock_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+double clock_now_s(void) { return (double)clock_now_ns() / 1e9; }
+
+double clock_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void clock_utc_iso8601(char out[21]) {
     time_t now = time(NULL);
     struct tm tm;

@@ -179,7 +179,8 @@ static pacer_err render_facts(const json_t *r, buf *out) {
     return rc;
 }
 
-pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
+/* The run's provenance: top fields, suite, model, backend, platform, hardware. */
+static pacer_err render_header(const json_t *r, buf *out) {
     pacer_err rc = PACER_OK;
     json_t *s = json_object_get(r, "suite"), *m = json_object_get(r, "model"), *hw = json_object_get(r, "hardware");
     for (size_t i = 0; i < receipt_top_field_count && !rc; i++) {
@@ -206,11 +207,13 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
     size_t gi;
     json_t *g;
     json_array_foreach(json_object_get(hw, "gpus"), gi, g) if (!rc) rc = buf_appendf(out, ", %s", json_get_str(g, "name", "?"));
-    rc = rc ? rc : buf_append_str(out, "\n");
-    rc = rc ? rc : render_facts(r, out);
-    rc = rc ? rc : buf_append_str(out, "\n");
-    rc = rc ? rc : inspect_render_table(r, out);
+    return rc ? rc : buf_append_str(out, "\n");
+}
 
+/* The warnings: why unranked, public warnings, failed attempts, load levels' reasons, and
+ * where the server's words are kept in full. */
+static pacer_err render_warnings(const json_t *r, buf *out) {
+    pacer_err rc = PACER_OK;
     bool header = false;
     size_t i;
     json_t *v;
@@ -276,18 +279,33 @@ pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
         rc = rc ? rc : buf_appendf(out, "\nserver messages in full: ~/" RUNLOG_ROOT "/%s/" RUNLOG_SERVER_FILE
                                         " (on the machine that ran the benchmark; never published)\n",
                                    json_get_str(r, "run_id", "?"));
-    if (drafts) {
-        json_t *t = json_object_get(drafts, "totals");
-        rc = rc ? rc : buf_appendf(out, "\ndrafts: drafter %s", json_is_true(json_object_get(drafts, "drafter_passed")) ? "passed" : "not passed");
-        static const char *const keys[] = {"verify_rounds", "draft_proposed", "draft_accepted"};
-        for (int k = 0; k < 3; k++) {
-            json_t *x = json_object_get(t, keys[k]);
-            if (json_is_integer(x)) rc = rc ? rc : buf_appendf(out, ", %s %lld", keys[k], (long long)json_integer_value(x));
-            else rc = rc ? rc : buf_appendf(out, ", %s n/a", keys[k]);
-        }
-        rc = rc ? rc : buf_append_str(out, "\n");
-        json_array_foreach(json_object_get(drafts, "notes"), i, v)
-            rc = rc ? rc : buf_appendf(out, "  note: %s\n", json_string_value(v));
-    }
     return rc;
+}
+
+/* The drafts file's totals and notes. */
+static pacer_err render_drafts(const json_t *drafts, buf *out) {
+    json_t *t = json_object_get(drafts, "totals");
+    pacer_err rc = buf_appendf(out, "\ndrafts: drafter %s",
+                               json_is_true(json_object_get(drafts, "drafter_passed")) ? "passed" : "not passed");
+    static const char *const keys[] = {"verify_rounds", "draft_proposed", "draft_accepted"};
+    for (int k = 0; k < 3; k++) {
+        json_t *x = json_object_get(t, keys[k]);
+        if (json_is_integer(x)) rc = rc ? rc : buf_appendf(out, ", %s %lld", keys[k], (long long)json_integer_value(x));
+        else rc = rc ? rc : buf_appendf(out, ", %s n/a", keys[k]);
+    }
+    rc = rc ? rc : buf_append_str(out, "\n");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(drafts, "notes"), i, v)
+        rc = rc ? rc : buf_appendf(out, "  note: %s\n", json_string_value(v));
+    return rc;
+}
+
+pacer_err inspect_render(const json_t *r, const json_t *drafts, buf *out) {
+    pacer_err rc = render_header(r, out);
+    rc = rc ? rc : render_facts(r, out);
+    rc = rc ? rc : buf_append_str(out, "\n");
+    rc = rc ? rc : inspect_render_table(r, out);
+    rc = rc ? rc : render_warnings(r, out);
+    return rc || !drafts ? rc : render_drafts(drafts, out);
 }

@@ -48,10 +48,6 @@ static pacer_err probe_hardware(managed_run *m, char *err, size_t err_len) {
         snprintf(err, err_len, "cannot collect the hardware facts: out of memory");
         return PACER_ERR_NOMEM;
     }
-    /* a GPU the visibility variables name that cannot be matched, or one without a name,
-     * leaves the GPU facts partial: so is the hardware as a whole */
-    const char *gpus = json_string_value(json_object_get(m->hardware, "gpus_source"));
-    json_object_set_new(m->hardware, "source", json_string(gpus && strcmp(gpus, "partial") == 0 ? "partial" : "probed"));
     json_t *rs = json_object_get(json_object_get(m->hardware, "volume"), "read_sample");
     const char *name = m->model.files[m->model.largest].name;
     if (json_is_string(json_object_get(rs, "skipped")))

@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "bench/sanitize.h"
+#include "schema/hardware.h"
 #include "schema/manifest.h"
 #include "net/http.h"
 
@@ -48,80 +49,26 @@ static bool opt_int(const json_t *obj, const char *key, json_int_t lo, json_int_
     return true;
 }
 
-static json_t *int_or_null(json_int_t v) { return v >= 0 ? json_integer(v) : json_null(); }
-
-/* Checks one hardware object and builds its whitelisted copy in *out (new reference).
- * Present facts must be well formed and agree (gpu_count with the gpus listed); missing
- * ones are null and make the source "partial". Returns false with `why` filled (a field
- * path below the object, e.g. ".gpus[0] is invalid"). */
+/* Checks one hardware object and builds its copy of attested facts in *out (new
+ * reference; schema/hardware.h's builder), then refuses a name that holds something private.
+ * Returns false with `why` filled (a field path below the object, e.g. ".gpus[0] is invalid"). */
 static bool hardware_copy(const json_t *h, json_t **out, char *why, size_t why_n) {
-    *out = NULL;
-    if (!json_is_object(h)) { snprintf(why, why_n, " is not an object"); return false; }
-    bool whole = true;
-    const json_t *cpu = json_object_get(h, "cpu");
-    json_t *cpu_out = json_null();
-    if (cpu) {
-        const json_t *model = json_object_get(cpu, "model");
-        json_int_t cores;
-        const char *what;
-        if (!json_is_object(cpu) || (model && !is_name(json_string_value(model), 128)) ||
-            !opt_int(cpu, "cores", 1, 1 << 24, &cores)) {
-            snprintf(why, why_n, ".cpu is invalid");
-            return false;
-        }
-        if ((what = manifest_private(json_string_value(model)))) {
-            snprintf(why, why_n, ".cpu.model holds %s", what);
-            return false;
-        }
-        whole = whole && model && cores > 0;
-        cpu_out = json_pack("{s:o,s:o}", "model", model ? json_string(json_string_value(model)) : json_null(), "cores",
-                            int_or_null(cores));
-    } else {
-        whole = false;
-    }
-    json_int_t mem, count;
-    bool ok = opt_int(h, "memory_bytes", 1, INT64_MAX, &mem) && opt_int(h, "gpu_count", 0, 1 << 16, &count);
-    const json_t *gpus = json_object_get(h, "gpus");
-    if (ok && gpus && !json_is_array(gpus)) ok = false;
-    if (!ok) {
-        json_decref(cpu_out);
-        snprintf(why, why_n, ".memory_bytes, .gpus or .gpu_count is invalid");
-        return false;
-    }
-    if (gpus && count >= 0 && (size_t)count != json_array_size(gpus)) {
-        json_decref(cpu_out);
-        snprintf(why, why_n, ".gpus and .gpu_count disagree");
-        return false;
-    }
-    whole = whole && mem > 0 && (gpus || count == 0);
-    json_t *gpus_out = json_array();
+    *out = hardware_copy_attested(h, "attested", why, why_n);
+    if (!*out) return false;
+    const char *what = manifest_private(json_string_value(json_object_get(json_object_get(*out, "cpu"), "model")));
+    if (what) snprintf(why, why_n, ".cpu.model holds %s", what);
     size_t i;
     const json_t *g;
-    json_array_foreach(gpus, i, g) {
-        const char *name = json_get_str(g, "name", NULL);
-        json_int_t gm, gc;
-        if (!is_name(name, 128) || strstr(name, "GPU-") || !opt_int(g, "memory_bytes", 0, INT64_MAX, &gm) ||
-            !opt_int(g, "cores", 0, 1 << 24, &gc)) {
-            json_decref(cpu_out);
-            json_decref(gpus_out);
-            snprintf(why, why_n, ".gpus[%zu] is invalid", i);
-            return false;
-        }
-        const char *what = manifest_private(name);
-        if (what) {
-            json_decref(cpu_out);
-            json_decref(gpus_out);
+    json_array_foreach(json_object_get(*out, "gpus"), i, g) {
+        if (what) break;
+        if ((what = manifest_private(json_string_value(json_object_get(g, "name")))))
             snprintf(why, why_n, ".gpus[%zu].name holds %s", i, what);
-            return false;
-        }
-        whole = whole && gm >= 0 && gc >= 0;
-        json_array_append_new(gpus_out, json_pack("{s:s,s:o,s:o}", "name", name, "memory_bytes", int_or_null(gm), "cores",
-                                                  int_or_null(gc)));
     }
-    json_int_t n_gpus = gpus ? (json_int_t)json_array_size(gpus) : count;
-    *out = json_pack("{s:s,s:o,s:o,s:o,s:o}", "source", whole ? "attested" : "partial", "cpu", cpu_out, "memory_bytes",
-                     int_or_null(mem), "gpus", gpus_out, "gpu_count", int_or_null(n_gpus));
-    return *out != NULL;
+    if (what) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return what == NULL;
 }
 
 /* An optional short name: true when absent ("" in out) or well formed (copied). */

@@ -14,6 +14,7 @@
 #include "bench/rules.h"
 #include "bench/stats.h"
 #include "bench/suite.h"
+#include "schema/hardware.h"
 
 #define NO_FLAG SIZE_MAX
 #define F(name, kind, member, has, doc) \
@@ -189,6 +190,10 @@ static bool fact_walk(const json_t *node, const char *rest, const receipt_fact_f
  * hash is 64 hex digits, a skipped read sample has no figure and a taken one has. */
 static pacer_err facts_validate(const json_t *r, char *err, size_t err_len) {
     char where[160] = "";
+    if (!hardware_validate(json_object_get(r, "hardware"), where, sizeof where)) {
+        snprintf(err, err_len, "field check failed: %s", where);
+        return PACER_ERR_FORMAT;
+    }
     for (size_t i = 0; i < receipt_fact_field_count; i++) {
         const receipt_fact_field *f = &receipt_fact_fields[i];
         if (!fact_walk(r, f->path, f, where, sizeof where)) {
@@ -395,11 +400,173 @@ bool receipt_rejudge(const rules_context *ctx, const attempt_sample *s, attempt_
 
 pacer_err receipt_validate(const json_t *r, char *err, size_t err_len) { return receipt_validate_suite(r, NULL, err, err_len); }
 
+/* What the checks of one receipt carry: its suite, as loaded, and the run's settings. */
+typedef struct receipt_check {
+    suite s;
+    const char *sid;
+    int reps, warm;
+    bool chat_only, standard, any_incomplete, any_cancel;
+} receipt_check;
+
+/* What the checks of one cell carry. */
+typedef struct cell_check {
+    size_t ci;
+    double temp;
+    const suite_setting *st;
+    attempt_route route;
+    rules_context ctx;
+    int measured, warmups;
+    bool ok;
+} cell_check;
+
+/* The receipt's suite: the file the run used (its digest must be the receipt's), else the
+ * built-in suite of its id and digest; version and rule version must be the suite's. */
+static pacer_err check_suite(const json_t *r, const char *suite_file, receipt_check *k, char *err, size_t err_len) {
+    pacer_err rc = PACER_OK;
+    json_t *js = json_object_get(r, "suite");
+    const char *sdig = json_get_str(js, "digest", "");
+    char want[65], lerr[200];
+    k->sid = json_get_str(js, "id", "");
+    if (suite_file) {
+        rc = suite_load(suite_file, &k->s, lerr, sizeof lerr);
+        if (rc) VFAIL("suite check failed: %s", lerr);
+        if (strcmp(k->s.digest, sdig) != 0 || strcmp(k->s.id, k->sid) != 0)
+            VFAIL("digest check failed: the receipt's suite %s (%.16s...) is not %s (%s, %.16s...)", k->sid, sdig,
+                  suite_file, k->s.id, k->s.digest);
+    } else {
+        if (suite_builtin_digest(k->sid, want) != PACER_OK) {
+            snprintf(err, err_len, "custom suite '%s' (digest %.16s...) not validated: pass --suite FILE, the suite file the run used",
+                     k->sid, sdig);
+            return PACER_ERR_NOT_FOUND;
+        }
+        if (strcmp(want, sdig) != 0)
+            VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, k->sid, want);
+        rc = suite_load(k->sid, &k->s, lerr, sizeof lerr);
+        if (rc) VFAIL("suite check failed: %s", lerr);
+    }
+    if (json_get_int(js, "version", -1) != k->s.version || json_get_int(js, "rule_version", -1) != k->s.rule_version)
+        VFAIL("suite check failed: version or rule_version differs from %s", k->sid);
+    k->standard = json_is_true(json_object_get(js, "standard"));
+out:
+    return rc;
+}
+
+/* Repetitions, warm-ups and chat-only as the suite allows them. */
+static pacer_err check_settings(const json_t *r, receipt_check *k, char *err, size_t err_len) {
+    pacer_err rc = PACER_OK;
+    json_t *set = json_object_get(r, "settings");
+    k->reps = (int)json_get_int(set, "repetitions", -1);
+    k->warm = (int)json_get_int(set, "warmups", -1);
+    k->chat_only = json_get_bool(set, "chat_only", false);
+    if (k->reps < 1 || k->warm < 0) VFAIL("settings check failed: repetitions/warmups");
+    if (k->standard && (k->reps != k->s.repetitions || k->warm != k->s.warmups))
+        VFAIL("settings check failed: a standard run must use the suite's repetitions and warm-ups");
+    if (k->chat_only && k->s.rule_version < 2) VFAIL("settings check failed: chat-only runs need rule version 2");
+out:
+    return rc;
+}
+
+/* One attempt of a cell: well formed, on the cell's route, with the suite's seed, a
+ * stream_tok_s that follows from its counts, and the status its suite's rules give it. */
+static pacer_err check_attempt(receipt_check *k, cell_check *cc, const json_t *a, size_t ai, char *err, size_t err_len) {
+    pacer_err rc = PACER_OK;
+    size_t ci = cc->ci;
+    char lerr[200];
+    attempt_sample smp;
+    rc = receipt_attempt_from_json(a, &smp, lerr, sizeof lerr);
+    if (rc) VFAIL("attempt check failed: cell %zu attempt %zu: %s", ci, ai, lerr);
+    if (smp.route != cc->route)
+        VFAIL("route check failed: cell %zu attempt %zu used route %s", ci, ai, attempt_route_name(smp.route));
+    bool is_warm = json_is_true(json_object_get(a, "warmup"));
+    json_t *seed = json_object_get(a, "seed");
+    int64_t index = json_get_int(a, "index", -1);
+    bool seed_ok = cc->temp == 0.0 ? json_is_null(seed)
+                                   : json_is_integer(seed) && json_integer_value(seed) == cc->st->seed_base + (is_warm ? 0 : index);
+    if (!seed_ok) VFAIL("seed check failed: cell %zu attempt %zu does not use the suite's seed", ci, ai);
+    is_warm ? cc->warmups++ : cc->measured++;
+    if (smp.has_usage && smp.has_stream_tok_s && smp.delivery_span_ns > 0) {
+        double t = (double)(smp.completion_tokens - 1) / ((double)smp.delivery_span_ns / 1e9);
+        if (fabs(t - smp.stream_tok_s) > 1e-6 * fmax(1.0, t))
+            VFAIL("measurement check failed: cell %zu attempt %zu stream_tok_s does not follow from its "
+                  "token count and delivery span", ci, ai);
+    }
+    if (smp.status == ATTEMPT_CANCELLED) {
+        k->any_cancel = true;
+        cc->ok = false;
+        return PACER_OK;
+    }
+    attempt_status judged;
+    if (!receipt_rejudge(&cc->ctx, &smp, &judged))
+        VFAIL("rules check failed: cell %zu attempt %zu is '%s' but the %s rules make it '%s'", ci, ai,
+              attempt_status_name(smp.status), k->sid, attempt_status_name(judged));
+    if (smp.status != ATTEMPT_OK) cc->ok = false;
+out:
+    return rc;
+}
+
+/* One cell: a workload and setting of the suite, its settings, its attempts, its status and
+ * aggregates as they follow from the attempts. */
+static pacer_err check_cell(receipt_check *k, const json_t *c, size_t ci, char *err, size_t err_len) {
+    pacer_err rc = PACER_OK;
+    const suite *s = &k->s;
+    const char *wname = json_get_str(c, "workload", ""), *sname = json_get_str(c, "setting", "");
+    const suite_workload *w = NULL;
+    cell_check cc = {.ci = ci, .ok = true};
+    for (int i = 0; i < s->n_workloads; i++) if (strcmp(s->workloads[i].name, wname) == 0) w = &s->workloads[i];
+    for (int i = 0; i < s->n_settings; i++) if (strcmp(s->settings[i].name, sname) == 0) cc.st = &s->settings[i];
+    if (!w || !cc.st) VFAIL("cell check failed: cell %zu names no workload/setting of %s", ci, k->sid);
+    cc.temp = json_get_num(c, "temperature", -1);
+    int max_tokens = (int)json_get_int(c, "max_tokens", -1);
+    if (k->standard && (max_tokens != w->max_tokens || cc.temp != cc.st->temperature))
+        VFAIL("cell check failed: cell %zu settings differ from the suite", ci);
+    if (max_tokens < 1 || cc.temp < 0) VFAIL("cell check failed: cell %zu max_tokens/temperature", ci);
+    cc.route = k->chat_only ? ATTEMPT_ROUTE_CHAT : w->route;
+    cc.ctx = (rules_context){s->rule_version, max_tokens, cc.temp == 0.0, s->natural_stop_min_tokens};
+    json_t *atts = json_object_get(c, "attempts");
+    if (!json_is_array(atts)) VFAIL("cell check failed: cell %zu has no attempts array", ci);
+    size_t ai;
+    json_t *a;
+    json_array_foreach(atts, ai, a) if ((rc = check_attempt(k, &cc, a, ai, err, err_len))) return rc;
+    if (cc.measured != k->reps || cc.warmups > k->warm) cc.ok = false;
+    if (cc.measured > k->reps || cc.warmups > k->warm) VFAIL("cell check failed: cell %zu has too many attempts", ci);
+    const char *cstat = json_get_str(c, "status", "");
+    if (strcmp(cstat, cc.ok ? "complete" : "incomplete") != 0)
+        VFAIL("cell check failed: cell %zu is marked '%s' but its attempts make it %s", ci, cstat,
+              cc.ok ? "complete" : "incomplete");
+    json_t *agg = receipt_cell_aggregates(atts, k->reps);
+    bool same = receipt_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
+    json_decref(agg);
+    if (!same) VFAIL("aggregate check failed: cell %zu (%s/%s) aggregates do not match its raw samples", ci, wname, sname);
+    if (!cc.ok) k->any_incomplete = true;
+out:
+    return rc;
+}
+
+/* The run's ending: cell count, exit status and ranking as they follow from the cells. */
+static pacer_err check_ending(const json_t *r, const receipt_check *k, char *err, size_t err_len) {
+    pacer_err rc = PACER_OK;
+    bool cancelled = json_is_true(json_object_get(r, "cancelled"));
+    size_t n_cells = json_array_size(json_object_get(r, "cells")), want_cells = (size_t)(k->s.n_workloads * k->s.n_settings);
+    if (!cancelled && k->standard && n_cells != want_cells)
+        VFAIL("cell check failed: %zu cells, the suite has %zu", n_cells, want_cells);
+    int want_exit = cancelled ? 130 : k->any_incomplete ? 2 : 0;
+    if (k->any_cancel && !cancelled) VFAIL("exit check failed: a cancelled attempt in a run not marked cancelled");
+    if (json_integer_value(json_object_get(r, "exit_status")) != want_exit)
+        VFAIL("exit check failed: exit_status should be %d", want_exit);
+    /* the structural part of ranking; the full rule set (bench/rank.c) is the runner's and
+     * inspect's, so that a board can judge a receipt's standing by its own policy */
+    bool ranked = json_is_true(json_object_get(r, "ranked"));
+    if (ranked && (!k->standard || k->any_incomplete || cancelled ||
+                   strcmp(json_get_str(json_object_get(r, "hardware"), "source", "unknown"), "unknown") == 0))
+        VFAIL("rank check failed: a ranked receipt must be standard, complete and have known hardware");
+out:
+    return rc;
+}
+
 pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *err, size_t err_len) {
     pacer_err rc = PACER_OK;
-    suite s;
-    memset(&s, 0, sizeof s);
-    char lerr[200];
+    receipt_check k;
+    memset(&k, 0, sizeof k);
     if (!json_is_object(r)) VFAIL("not a receipt: the document is not a JSON object");
     for (size_t i = 0; i < receipt_top_field_count; i++) {
         const receipt_top_field *f = &receipt_top_fields[i];
@@ -410,122 +577,17 @@ pacer_err receipt_validate_suite(const json_t *r, const char *suite_file, char *
     if ((rc = facts_validate(r, err, err_len))) goto out;
     if (json_integer_value(json_object_get(r, "schema_version")) != RECEIPT_SCHEMA_VERSION)
         VFAIL("schema check failed: unknown schema_version");
-    json_t *js = json_object_get(r, "suite");
-    const char *sid = json_get_str(js, "id", ""), *sdig = json_get_str(js, "digest", "");
-    char want[65];
-    if (suite_file) {
-        /* the suite file the run used: its digest must be the receipt's */
-        rc = suite_load(suite_file, &s, lerr, sizeof lerr);
-        if (rc) VFAIL("suite check failed: %s", lerr);
-        if (strcmp(s.digest, sdig) != 0 || strcmp(s.id, sid) != 0)
-            VFAIL("digest check failed: the receipt's suite %s (%.16s...) is not %s (%s, %.16s...)", sid, sdig, suite_file,
-                  s.id, s.digest);
-    } else {
-        if (suite_builtin_digest(sid, want) != PACER_OK) {
-            snprintf(err, err_len, "custom suite '%s' (digest %.16s...) not validated: pass --suite FILE, the suite file the run used",
-                     sid, sdig);
-            rc = PACER_ERR_NOT_FOUND;
-            goto out;
-        }
-        if (strcmp(want, sdig) != 0)
-            VFAIL("digest check failed: suite digest %.16s... does not match built-in %s (%.16s...)", sdig, sid, want);
-        rc = suite_load(sid, &s, lerr, sizeof lerr);
-        if (rc) VFAIL("suite check failed: %s", lerr);
-    }
-    if (json_get_int(js, "version", -1) != s.version || json_get_int(js, "rule_version", -1) != s.rule_version)
-        VFAIL("suite check failed: version or rule_version differs from %s", sid);
-    json_t *set = json_object_get(r, "settings");
-    int reps = (int)json_get_int(set, "repetitions", -1), warm = (int)json_get_int(set, "warmups", -1);
-    bool chat_only = json_get_bool(set, "chat_only", false);
-    if (reps < 1 || warm < 0) VFAIL("settings check failed: repetitions/warmups");
-    bool standard = json_is_true(json_object_get(js, "standard"));
-    if (standard && (reps != s.repetitions || warm != s.warmups))
-        VFAIL("settings check failed: a standard run must use the suite's repetitions and warm-ups");
-    if (chat_only && s.rule_version < 2) VFAIL("settings check failed: chat-only runs need rule version 2");
-
-    json_t *cells = json_object_get(r, "cells");
-    bool any_incomplete = false, any_cancel = false;
+    if ((rc = check_suite(r, suite_file, &k, err, err_len)) || (rc = check_settings(r, &k, err, err_len))) goto out;
     size_t ci;
     json_t *c;
-    json_array_foreach(cells, ci, c) {
-        const char *wname = json_get_str(c, "workload", ""), *sname = json_get_str(c, "setting", "");
-        const suite_workload *w = NULL;
-        for (int i = 0; i < s.n_workloads; i++) if (strcmp(s.workloads[i].name, wname) == 0) w = &s.workloads[i];
-        const suite_setting *st = NULL;
-        for (int i = 0; i < s.n_settings; i++) if (strcmp(s.settings[i].name, sname) == 0) st = &s.settings[i];
-        if (!w || !st) VFAIL("cell check failed: cell %zu names no workload/setting of %s", ci, sid);
-        double temp = json_get_num(c, "temperature", -1);
-        int max_tokens = (int)json_get_int(c, "max_tokens", -1);
-        if (standard && (max_tokens != w->max_tokens || temp != st->temperature))
-            VFAIL("cell check failed: cell %zu settings differ from the suite", ci);
-        if (max_tokens < 1 || temp < 0) VFAIL("cell check failed: cell %zu max_tokens/temperature", ci);
-        attempt_route want_route = (chat_only ? ATTEMPT_ROUTE_CHAT : w->route);
-        rules_context ctx = {s.rule_version, max_tokens, temp == 0.0, s.natural_stop_min_tokens};
-        json_t *atts = json_object_get(c, "attempts");
-        if (!json_is_array(atts)) VFAIL("cell check failed: cell %zu has no attempts array", ci);
-        bool cell_ok = true;
-        int measured = 0, warmups = 0;
-        size_t ai;
-        json_t *a;
-        json_array_foreach(atts, ai, a) {
-            attempt_sample smp;
-            rc = receipt_attempt_from_json(a, &smp, lerr, sizeof lerr);
-            if (rc) VFAIL("attempt check failed: cell %zu attempt %zu: %s", ci, ai, lerr);
-            if (smp.route != want_route) VFAIL("route check failed: cell %zu attempt %zu used route %s", ci, ai,
-                                               attempt_route_name(smp.route));
-            bool is_warm = json_is_true(json_object_get(a, "warmup"));
-            json_t *seed = json_object_get(a, "seed");
-            int64_t index = json_get_int(a, "index", -1);
-            bool seed_ok = temp == 0.0 ? json_is_null(seed)
-                                       : json_is_integer(seed) &&
-                                             json_integer_value(seed) == st->seed_base + (is_warm ? 0 : index);
-            if (!seed_ok) VFAIL("seed check failed: cell %zu attempt %zu does not use the suite's seed", ci, ai);
-            is_warm ? warmups++ : measured++;
-            if (smp.has_usage && smp.has_stream_tok_s && smp.delivery_span_ns > 0) {
-                double t = (double)(smp.completion_tokens - 1) / ((double)smp.delivery_span_ns / 1e9);
-                if (fabs(t - smp.stream_tok_s) > 1e-6 * fmax(1.0, t))
-                    VFAIL("measurement check failed: cell %zu attempt %zu stream_tok_s does not follow from its "
-                          "token count and delivery span", ci, ai);
-            }
-            if (smp.status == ATTEMPT_CANCELLED) { any_cancel = true; cell_ok = false; continue; }
-            attempt_status judged;
-            if (!receipt_rejudge(&ctx, &smp, &judged))
-                VFAIL("rules check failed: cell %zu attempt %zu is '%s' but the %s rules make it '%s'", ci, ai,
-                      attempt_status_name(smp.status), sid, attempt_status_name(judged));
-            if (smp.status != ATTEMPT_OK) cell_ok = false;
-        }
-        if (measured != reps || warmups > warm) cell_ok = false;
-        if (measured > reps || warmups > warm) VFAIL("cell check failed: cell %zu has too many attempts", ci);
-        const char *cstat = json_get_str(c, "status", "");
-        if (strcmp(cstat, cell_ok ? "complete" : "incomplete") != 0)
-            VFAIL("cell check failed: cell %zu is marked '%s' but its attempts make it %s", ci, cstat,
-                  cell_ok ? "complete" : "incomplete");
-        json_t *agg = receipt_cell_aggregates(atts, reps);
-        bool same = receipt_numbers_close(agg, json_object_get(c, "aggregates") ? json_object_get(c, "aggregates") : json_null());
-        json_decref(agg);
-        if (!same) VFAIL("aggregate check failed: cell %zu (%s/%s) aggregates do not match its raw samples", ci, wname, sname);
-        if (!cell_ok) any_incomplete = true;
-    }
-    rules_context load_rules = {s.rule_version, 0, false, s.natural_stop_min_tokens};
+    json_array_foreach(json_object_get(r, "cells"), ci, c) if ((rc = check_cell(&k, c, ci, err, err_len))) goto out;
+    rules_context load_rules = {k.s.rule_version, 0, false, k.s.natural_stop_min_tokens};
     bool load_incomplete = false;
     if ((rc = load_validate(r, &load_rules, &load_incomplete, err, err_len))) goto out;
-    any_incomplete |= load_incomplete;
-    bool cancelled = json_is_true(json_object_get(r, "cancelled"));
-    if (!cancelled && standard && json_array_size(cells) != (size_t)(s.n_workloads * s.n_settings))
-        VFAIL("cell check failed: %zu cells, the suite has %d", json_array_size(cells), s.n_workloads * s.n_settings);
-    int want_exit = cancelled ? 130 : any_incomplete ? 2 : 0;
-    if (any_cancel && !cancelled)
-        VFAIL("exit check failed: a cancelled attempt in a run not marked cancelled");
-    if (json_integer_value(json_object_get(r, "exit_status")) != want_exit)
-        VFAIL("exit check failed: exit_status should be %d", want_exit);
-    /* the structural part of ranking; the full rule set (bench/rank.c) is the runner's and
-     * inspect's, so that a board can judge a receipt's standing by its own policy */
-    bool ranked = json_is_true(json_object_get(r, "ranked"));
-    if (ranked && (!standard || any_incomplete || cancelled ||
-                   strcmp(json_get_str(json_object_get(r, "hardware"), "source", "unknown"), "unknown") == 0))
-        VFAIL("rank check failed: a ranked receipt must be standard, complete and have known hardware");
+    k.any_incomplete |= load_incomplete;
+    rc = check_ending(r, &k, err, err_len);
 out:
-    suite_free(&s);
+    suite_free(&k.s);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "bench/runlog.h"
 #include "bench/sanitize.h"
 #include "probe/redact.h"
+#include "schema/hardware.h"
 
 void runner_run_id(char out[40]) {
     uint32_t r = 0;
@@ -146,7 +147,7 @@ static void runner_provenance(json_t *r, const runner_options *o, const manifest
     json_t *hw = NULL;
     if (m && m->hardware) hw = json_deep_copy(m->hardware);
     else if (!m && o->hardware) hw = json_deep_copy(o->hardware);
-    else hw = json_pack("{s:s,s:n,s:n,s:[],s:n}", "source", "unknown", "cpu", "memory_bytes", "gpus", "gpu_count");
+    else hw = hardware_unknown();
     json_object_set_new(r, "hardware", hw);
     json_object_set_new(r, "manifest", json_pack("{s:s,s:s,s:o,s:o,s:o}", "status",
                                                  !o->manifest ? "not fetched" : m ? "accepted" : "rejected", "reason",
@@ -185,6 +186,8 @@ static json_t *runner_header(const runner_options *o, const char *run_id, bool s
     json_object_set_new(r, "python_version", str_or_unknown(python));
     runner_provenance(r, o, m);
     json_t *temps = json_array();
+    for (int i = 0; i < (o->n_temps ? o->n_temps : s->n_settings); i++)
+        json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
     json_object_set_new(r, "settings", json_pack("{s:i,s:i,s:i,s:o,s:b,s:b,s:b,s:b,s:o}", "repetitions", reps, "warmups",
                                                  warmups, "max_tokens", tokens, "temperatures", temps, "chat_only",
                                                  runner_chat_only(o), "thinking_disabled", s->thinking_disabled,
@@ -243,6 +246,113 @@ static pacer_err runner_load(const runner_options *o, const runner_cell *cells, 
     return PACER_OK;
 }
 
+/* What a run carries from cell to cell. */
+typedef struct runner_state {
+    const runner_options *o;
+    const sanitize_context *san;
+    runner_log log;
+    json_t *drafts;
+    int reps, warmups, n_cells;
+    bool cancelled, any_incomplete, drafts_lost;
+} runner_state;
+
+/* One attempt (warm-up or repetition k) of cell `ci`, judged by the suite's rules: its JSON
+ * goes to `atts`, a failure that counts to `reasons` (and clears *cell_ok). */
+static pacer_err runner_attempt(runner_state *st, const runner_cell *c, int ci, int k, const rules_context *ctx,
+                                attempt_route route, json_t *atts, json_t *reasons, bool *cell_ok) {
+    const runner_options *o = st->o;
+    bool warm = k < st->warmups;
+    int index = warm ? k : k - st->warmups + 1;
+    bool has_seed = c->st.temperature > 0;
+    int64_t seed = c->st.seed_base + (warm ? 0 : index);
+    attempt_request req = runner_request(o, c, ctx->max_tokens, route, st->san, &st->log);
+    req.has_seed = has_seed;
+    req.seed = seed;
+    snprintf(st->log.where, sizeof st->log.where, "cell %d %s/%s %s %d", ci, c->w->name, c->st.name,
+             warm ? "warm-up" : "repetition", index);
+    attempt_sample smp;
+    pacer_err rc = attempt_run(&req, &smp);
+    if (rc) return rc;
+    char why[ATTEMPT_REASON_MAX];
+    smp.status = rules_judge(ctx, &smp, why, sizeof why);
+    snprintf(smp.reason, sizeof smp.reason, "%s", why);
+    if (smp.status == ATTEMPT_CANCELLED) st->cancelled = true;
+    bool counts = !(warm && smp.status == ATTEMPT_OK);
+    if (smp.status != ATTEMPT_OK && counts) {
+        *cell_ok = false;
+        char line[ATTEMPT_REASON_MAX + 48];
+        snprintf(line, sizeof line, "%s %d: %s", warm ? "warm-up" : "repetition", index, smp.reason);
+        json_array_append_new(reasons, json_string(line));
+    }
+    json_array_append_new(atts, receipt_attempt_to_json(&smp, index, warm, has_seed, seed));
+    if (receipt_drafts_add(st->drafts, ci, index, warm, &smp)) st->drafts_lost = true;
+    if (o->progress) o->progress(o->progress_ctx, ci, st->n_cells, c->w->name, c->st.name, index, st->reps, warm, &smp);
+    return PACER_OK;
+}
+
+/* Runs cell `ci`'s warm-ups and repetitions; *jc gets the cell's JSON, or NULL when the run
+ * was cancelled before any attempt of it. */
+static pacer_err runner_cell_run(runner_state *st, const runner_cell *c, int ci, json_t **jc, char *err, size_t err_len) {
+    const runner_options *o = st->o;
+    const suite *s = o->suite;
+    *jc = NULL;
+    int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
+    attempt_route route = runner_chat_only(o) ? ATTEMPT_ROUTE_CHAT : c->w->route;
+    rules_context ctx = {s->rule_version, max_tokens, c->st.temperature == 0.0, s->natural_stop_min_tokens};
+    json_t *atts = json_array(), *reasons = json_array();
+    bool cell_ok = true;
+    for (int k = 0; k < st->warmups + st->reps && !st->cancelled; k++) {
+        if (o->cancel_flag && *o->cancel_flag) { st->cancelled = true; break; }
+        pacer_err rc = runner_attempt(st, c, ci, k, &ctx, route, atts, reasons, &cell_ok);
+        if (rc) {
+            snprintf(err, err_len, "attempt could not be run: %s", pacer_strerror(rc));
+            json_decref(atts);
+            json_decref(reasons);
+            return rc;
+        }
+    }
+    int measured = 0;
+    size_t ai;
+    json_t *a;
+    json_array_foreach(atts, ai, a) if (!json_is_true(json_object_get(a, "warmup"))) measured++;
+    if (measured != st->reps) {
+        cell_ok = false;
+        if (st->cancelled) json_array_append_new(reasons, json_string("run cancelled before the cell finished"));
+    }
+    if (st->cancelled && json_array_size(atts) == 0) {
+        json_decref(atts);
+        json_decref(reasons);
+        return PACER_OK;
+    }
+    if (!cell_ok) st->any_incomplete = true;
+    *jc = json_pack("{s:s,s:s,s:s,s:f,s:i,s:f,s:i,s:s,s:o,s:o}", "workload", c->w->name, "setting", c->st.name, "route",
+                    attempt_route_name(route), "temperature", c->st.temperature, "top_k", c->st.top_k, "top_p",
+                    c->st.top_p, "max_tokens", max_tokens, "status", cell_ok ? "complete" : "incomplete", "reasons",
+                    reasons, "attempts", atts);
+    json_object_set_new(*jc, "aggregates", receipt_cell_aggregates(atts, st->reps));
+    return PACER_OK;
+}
+
+/* The receipt's ending: cancelled, exit status, ranking; the drafts file's note when some
+ * draft counts were lost. */
+static void runner_finish(json_t *r, runner_state *st, runner_result *out) {
+    json_object_set_new(r, "cancelled", json_boolean(st->cancelled));
+    out->exit_status = st->cancelled ? 130 : st->any_incomplete ? 2 : 0;
+    json_object_set_new(r, "exit_status", json_integer(out->exit_status));
+    json_t *unranked = json_array();
+    rank_reasons(r, st->o->suite, unranked); /* from the receipt's own facts, as the validator judges them */
+    json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
+    json_object_set_new(r, "unranked_reasons", unranked);
+    if (receipt_drafts_finish(st->drafts)) st->drafts_lost = true;
+    /* the receipt keeps every measurement; the drafts file says it is short rather than lie */
+    if (st->drafts_lost)
+        json_array_append_new(json_object_get(st->drafts, "notes"),
+                              json_string("drafts incomplete: out of memory while recording server draft counts"));
+    out->receipt = r;
+    out->drafts = st->drafts;
+    out->cancelled = st->cancelled;
+}
+
 pacer_err runner_run(const runner_options *o, runner_result *out, char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     const suite *s = o->suite;
@@ -251,119 +361,47 @@ pacer_err runner_run(const runner_options *o, runner_result *out, char *err, siz
         snprintf(err, err_len, "--chat-only needs a suite with rule version 2 (%s has %d)", s->id, s->rule_version);
         return PACER_ERR_ARG;
     }
-    int reps = o->reps > 0 ? o->reps : s->repetitions;
-    int warmups = o->warmups > 0 ? o->warmups : s->warmups;
+    runner_state st = {.o = o, .log = {.path = o->server_log}, .reps = o->reps > 0 ? o->reps : s->repetitions,
+                       .warmups = o->warmups > 0 ? o->warmups : s->warmups};
     bool standard = s->builtin && (o->reps == 0 || o->reps == s->repetitions) && o->tokens == 0 && o->n_temps == 0 &&
                     (o->warmups == 0 || o->warmups == s->warmups) && !o->load;
     runner_cell cells[SUITE_MAX_WORKLOADS * SUITE_MAX_SETTINGS];
-    int n_cells = runner_cells(o, cells, (int)(sizeof cells / sizeof cells[0]));
+    st.n_cells = runner_cells(o, cells, (int)(sizeof cells / sizeof cells[0]));
     char run_id[40];
     if (o->run_id) snprintf(run_id, sizeof run_id, "%s", o->run_id);
     else runner_run_id(run_id);
     sanitize_context *own_san = NULL;
-    const sanitize_context *san = o->sanitize;
-    if (!san && !(san = own_san = runner_sanitize_context(s, o->server_url))) {
+    if (!(st.san = o->sanitize) && !(st.san = own_san = runner_sanitize_context(s, o->server_url))) {
         snprintf(err, err_len, "out of memory");
         return PACER_ERR_NOMEM;
     }
-    runner_log log = {.path = o->server_log};
     if (o->manifest && o->manifest->rejected_text) {
-        snprintf(log.where, sizeof log.where, "manifest");
-        runner_log_text(&log, "rejected", o->manifest->rejected_text, strlen(o->manifest->rejected_text));
+        snprintf(st.log.where, sizeof st.log.where, "manifest");
+        runner_log_text(&st.log, "rejected", o->manifest->rejected_text, strlen(o->manifest->rejected_text));
     }
-    json_t *r = runner_header(o, run_id, standard, reps, warmups, o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens,
-                              san);
-    json_t *temps = json_object_get(json_object_get(r, "settings"), "temperatures");
-    for (int i = 0; i < (o->n_temps ? o->n_temps : s->n_settings); i++)
-        json_array_append_new(temps, json_real(o->n_temps ? o->temps[i] : s->settings[i].temperature));
+    json_t *r = runner_header(o, run_id, standard, st.reps, st.warmups,
+                              o->tokens > 0 ? o->tokens : s->workloads[0].max_tokens, st.san);
     json_t *jcells = json_array();
-    json_t *drafts = receipt_drafts_new(run_id, o->drafter_passed);
-    bool cancelled = false, any_incomplete = false, drafts_lost = false;
+    st.drafts = receipt_drafts_new(run_id, o->drafter_passed);
+    pacer_err rc = PACER_OK;
     if (o->load) {
-        pacer_err rc = runner_load(o, cells, n_cells, r, san, &log, out, err, err_len);
-        if (rc) {
-            json_decref(jcells), json_decref(r), json_decref(drafts);
-            sanitize_context_free(own_san);
-            return rc;
-        }
-        cancelled = out->cancelled;
-        any_incomplete = out->exit_status == 2;
-        n_cells = 0;
+        rc = runner_load(o, cells, st.n_cells, r, st.san, &st.log, out, err, err_len);
+        st.cancelled = out->cancelled;
+        st.any_incomplete = out->exit_status == 2;
+        st.n_cells = 0;
     }
-    for (int ci = 0; ci < n_cells && !cancelled; ci++) {
-        const runner_cell *c = &cells[ci];
-        int max_tokens = o->tokens > 0 ? o->tokens : c->w->max_tokens;
-        attempt_route route = runner_chat_only(o) ? ATTEMPT_ROUTE_CHAT : c->w->route;
-        rules_context ctx = {s->rule_version, max_tokens, c->st.temperature == 0.0, s->natural_stop_min_tokens};
-        json_t *atts = json_array(), *reasons = json_array();
-        bool cell_ok = true;
-        for (int k = 0; k < warmups + reps && !cancelled; k++) {
-            bool warm = k < warmups;
-            int index = warm ? k : k - warmups + 1;
-            if (o->cancel_flag && *o->cancel_flag) { cancelled = true; break; }
-            bool has_seed = c->st.temperature > 0;
-            int64_t seed = c->st.seed_base + (warm ? 0 : index);
-            attempt_request req = runner_request(o, c, max_tokens, route, san, &log);
-            req.has_seed = has_seed;
-            req.seed = seed;
-            snprintf(log.where, sizeof log.where, "cell %d %s/%s %s %d", ci, c->w->name, c->st.name,
-                     warm ? "warm-up" : "repetition", index);
-            attempt_sample smp;
-            pacer_err rc = attempt_run(&req, &smp);
-            if (rc) {
-                snprintf(err, err_len, "attempt could not be run: %s", pacer_strerror(rc));
-                json_decref(atts); json_decref(reasons); json_decref(jcells); json_decref(r); json_decref(drafts);
-                sanitize_context_free(own_san);
-                return rc;
-            }
-            char why[ATTEMPT_REASON_MAX];
-            smp.status = rules_judge(&ctx, &smp, why, sizeof why);
-            snprintf(smp.reason, sizeof smp.reason, "%s", why);
-            if (smp.status == ATTEMPT_CANCELLED) cancelled = true;
-            bool counts = !(warm && smp.status == ATTEMPT_OK);
-            if (smp.status != ATTEMPT_OK && counts) {
-                cell_ok = false;
-                char line[ATTEMPT_REASON_MAX + 48];
-                snprintf(line, sizeof line, "%s %d: %s", warm ? "warm-up" : "repetition", index, smp.reason);
-                json_array_append_new(reasons, json_string(line));
-            }
-            json_array_append_new(atts, receipt_attempt_to_json(&smp, index, warm, has_seed, seed));
-            if (receipt_drafts_add(drafts, ci, index, warm, &smp)) drafts_lost = true;
-            if (o->progress) o->progress(o->progress_ctx, ci, n_cells, c->w->name, c->st.name, index, reps, warm, &smp);
-        }
-        int measured = 0;
-        size_t ai;
-        json_t *a;
-        json_array_foreach(atts, ai, a) if (!json_is_true(json_object_get(a, "warmup"))) measured++;
-        if (measured != reps) {
-            cell_ok = false;
-            if (cancelled) json_array_append_new(reasons, json_string("run cancelled before the cell finished"));
-        }
-        if (cancelled && json_array_size(atts) == 0) { json_decref(atts); json_decref(reasons); break; }
-        if (!cell_ok) any_incomplete = true;
-        json_t *jc = json_pack("{s:s,s:s,s:s,s:f,s:i,s:f,s:i,s:s,s:o,s:o}", "workload", c->w->name, "setting",
-                               c->st.name, "route", attempt_route_name(route), "temperature", c->st.temperature,
-                               "top_k", c->st.top_k, "top_p", c->st.top_p, "max_tokens", max_tokens, "status",
-                               cell_ok ? "complete" : "incomplete", "reasons", reasons, "attempts", atts);
-        json_object_set_new(jc, "aggregates", receipt_cell_aggregates(atts, reps));
+    for (int ci = 0; ci < st.n_cells && !st.cancelled && !rc; ci++) {
+        json_t *jc;
+        rc = runner_cell_run(&st, &cells[ci], ci, &jc, err, err_len);
+        if (!jc) break;
         json_array_append_new(jcells, jc);
     }
-    json_object_set_new(r, "cells", jcells);
-    json_object_set_new(r, "cancelled", json_boolean(cancelled));
-    out->exit_status = cancelled ? 130 : any_incomplete ? 2 : 0;
-    json_object_set_new(r, "exit_status", json_integer(out->exit_status));
-    json_t *unranked = json_array();
-    rank_reasons(r, s, unranked); /* from the receipt's own facts, as the validator judges them */
-    json_object_set_new(r, "ranked", json_boolean(json_array_size(unranked) == 0));
-    json_object_set_new(r, "unranked_reasons", unranked);
-    if (receipt_drafts_finish(drafts)) drafts_lost = true;
-    /* the receipt keeps every measurement; the drafts file says it is short rather than lie */
-    if (drafts_lost)
-        json_array_append_new(json_object_get(drafts, "notes"),
-                              json_string("drafts incomplete: out of memory while recording server draft counts"));
     sanitize_context_free(own_san);
-    out->receipt = r;
-    out->drafts = drafts;
-    out->cancelled = cancelled;
+    if (rc) {
+        json_decref(jcells), json_decref(r), json_decref(st.drafts);
+        return rc;
+    }
+    json_object_set_new(r, "cells", jcells);
+    runner_finish(r, &st, out);
     return PACER_OK;
 }

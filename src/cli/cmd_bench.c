@@ -303,12 +303,18 @@ static int bench_save_and_report(const suite *s, const char *suite_file, const r
     return 0;
 }
 
-int cmd_bench(int argc, char **argv) {
-    if (argc >= 2 && strcmp(argv[1], "suites") == 0) return bench_suites();
-    if (argc >= 2 && strcmp(argv[1], "inspect") == 0) return bench_inspect(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "publish") == 0) return bench_publish(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "login") == 0) return bench_login(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "logout") == 0) return bench_logout(argc - 1, argv + 1);
+/* A run's options as given. */
+typedef struct bench_cli {
+    managed_args ma;
+    bench_load_cli lc;
+    runner_options o;
+    const char *suite_name, *output, *upload_url;
+    bool publish, yes;
+} bench_cli;
+
+/* Parses the options of a run into *a (whose runner options point into it); 0 to run, -1
+ * after --help, 1 after a message. */
+static int bench_parse(int argc, char **argv, bench_cli *a) {
     static const struct option opts[] = {
         {"server", required_argument, 0, 's'}, {"model-id", required_argument, 0, 'm'},
         {"suite", required_argument, 0, 'S'},  {"reps", required_argument, 0, 'r'},
@@ -322,75 +328,91 @@ int cmd_bench(int argc, char **argv) {
         {"yes", no_argument, 0, 'y'},          {"upload-url", required_argument, 0, 'u'}, BENCH_LOAD_OPTIONS,
         {"context", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    managed_args ma = {0};
-    bench_load_cli lc = {0};
-    runner_options o = {.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
-    const char *suite_name = "community-v2", *output = NULL, *upload_url = NULL;
-    bool publish = false, yes = false;
+    memset(a, 0, sizeof *a);
+    managed_args *ma = &a->ma;
+    runner_options *o = &a->o;
+    *o = (runner_options){.mode = "attached", .client_version = PACER_VERSION, .api_key = getenv("PACER_API_KEY")};
+    a->suite_name = "community-v2";
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 's': o.server_url = optarg; break;
-        case 'm': o.served_model = optarg; break;
-        case 'S': suite_name = optarg; break;
-        case 'r': if ((o.reps = parse_count(optarg, 1, 1000)) < 0) { cli_error("--reps: expected 1..1000"); return 1; } break;
-        case 't': if ((o.tokens = parse_count(optarg, 1, 65536)) < 0) { cli_error("--tokens: expected 1..65536"); return 1; } break;
-        case 'T': if (parse_temps(optarg, &o)) { cli_error("--temperatures: expected a list like 0,0.7"); return 1; } break;
-        case 'c': o.chat_only = true; break;
-        case 'b': o.backend = optarg; break;
-        case 'o': output = optarg; break;
-        case 'i': if ((o.idle_timeout_ms = parse_count(optarg, 1, 3600000)) < 0) { cli_error("--idle-timeout-ms"); return 1; } break;
-        case 'E': ma.engine = optarg; break;
-        case 'B': ma.engine_bin = optarg; break;
-        case 'D': ma.drafter = optarg; break;
-        case 'L': ma.serial = true; break;
-        case 'R': ma.no_read_sample = true; break;
-        case 'C': if ((o.declared_context = parse_count(optarg, 1, 1 << 30)) < 0) { cli_error("--context: tokens, 1..1073741824"); return 1; } break;
-        case 'U': if ((ma.startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
-        case 'N': if ((ma.threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
-        case 'P': publish = true; break;
-        case 'y': yes = true; break;
-        case 'u': upload_url = optarg; break;
-        case 'h': fputs(bench_usage, stdout); return 0;
+        case 's': o->server_url = optarg; break;
+        case 'm': o->served_model = optarg; break;
+        case 'S': a->suite_name = optarg; break;
+        case 'r': if ((o->reps = parse_count(optarg, 1, 1000)) < 0) { cli_error("--reps: expected 1..1000"); return 1; } break;
+        case 't': if ((o->tokens = parse_count(optarg, 1, 65536)) < 0) { cli_error("--tokens: expected 1..65536"); return 1; } break;
+        case 'T': if (parse_temps(optarg, o)) { cli_error("--temperatures: expected a list like 0,0.7"); return 1; } break;
+        case 'c': o->chat_only = true; break;
+        case 'b': o->backend = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'i': if ((o->idle_timeout_ms = parse_count(optarg, 1, 3600000)) < 0) { cli_error("--idle-timeout-ms"); return 1; } break;
+        case 'E': ma->engine = optarg; break;
+        case 'B': ma->engine_bin = optarg; break;
+        case 'D': ma->drafter = optarg; break;
+        case 'L': ma->serial = true; break;
+        case 'R': ma->no_read_sample = true; break;
+        case 'C': if ((o->declared_context = parse_count(optarg, 1, 1 << 30)) < 0) { cli_error("--context: tokens, 1..1073741824"); return 1; } break;
+        case 'U': if ((ma->startup_timeout_s = parse_count(optarg, 1, 86400)) < 0) { cli_error("--startup-timeout: seconds, 1..86400"); return 1; } break;
+        case 'N': if ((ma->threads = parse_count(optarg, 1, 1024)) < 0) { cli_error("--threads: 1..1024"); return 1; } break;
+        case 'P': a->publish = true; break;
+        case 'y': a->yes = true; break;
+        case 'u': a->upload_url = optarg; break;
+        case 'h': fputs(bench_usage, stdout); return -1;
         default: {
-            int handled = bench_load_option(&lc, c, optarg);
+            int handled = bench_load_option(&a->lc, c, optarg);
             if (handled < 0) return 1;
             if (handled == 0) { fputs(bench_usage, stderr); return 1; }
         }
         }
     }
-    if (optind < argc) o.public_id = argv[optind++];
+    if (optind < argc) o->public_id = argv[optind++];
     if (optind < argc) { cli_error("unexpected argument '%s'", argv[optind]); return 1; }
-    bool managed = !o.server_url;
-    if (managed && o.served_model) {
+    if (!o->server_url && o->served_model) {
         cli_error("--model-id names the model of an attached server (--server URL)");
         return 1;
     }
-    if (managed && o.declared_context) {
+    if (!o->server_url && o->declared_context) {
         cli_error("--context declares an attached server's context length (--server URL)");
         return 1;
     }
-    if (!managed && (!o.public_id || !o.served_model)) {
+    if (o->server_url && (!o->public_id || !o->served_model)) {
         cli_error("an attached run needs the public checkpoint id and --model-id\n%s", bench_usage);
         return 1;
     }
-    if (o.backend && strcmp(o.backend, "auto") == 0) o.backend = NULL;
-    if (o.backend && strcmp(sanitize_vocab(sanitize_backends, o.backend), "other") == 0) {
-        cli_error("--backend: '%s' is not one of cpu, cuda, rocm, mlx, metal, vulkan, auto", o.backend);
+    if (o->backend && strcmp(o->backend, "auto") == 0) o->backend = NULL;
+    if (o->backend && strcmp(sanitize_vocab(sanitize_backends, o->backend), "other") == 0) {
+        cli_error("--backend: '%s' is not one of cpu, cuda, rocm, mlx, metal, vulkan, auto", o->backend);
         return 1;
     }
-    if (lc.any) {
-        if (bench_load_finish(&lc)) return 1;
-        o.load = &lc.lo;
-        o.load_workload = lc.workload;
+    if (a->lc.any) {
+        if (bench_load_finish(&a->lc)) return 1;
+        o->load = &a->lc.lo;
+        o->load_workload = a->lc.workload;
     }
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "suites") == 0) return bench_suites();
+    if (argc >= 2 && strcmp(argv[1], "inspect") == 0) return bench_inspect(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "publish") == 0) return bench_publish(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "login") == 0) return bench_login(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "logout") == 0) return bench_logout(argc - 1, argv + 1);
+    bench_cli a;
+    int st = bench_parse(argc, argv, &a);
+    if (st) return st < 0 ? 0 : 1;
+    managed_args ma = a.ma;
+    runner_options o = a.o;
+    bench_load_cli *lcp = &a.lc;
+    const char *suite_name = a.suite_name, *output = a.output;
+    bool publish = a.publish, managed = !o.server_url;
 
     suite s;
     char err[512];
     if (suite_load(suite_name, &s, err, sizeof err)) { cli_error("%s", err); return 1; }
     cli_publish pub = {0};
-    if (publish && cli_publish_before_run(&pub, upload_url, &s, o.backend, o.public_id, managed, yes)) {
+    if (publish && cli_publish_before_run(&pub, a.upload_url, &s, o.backend, o.public_id, managed, a.yes)) {
         cli_publish_free(&pub);
         suite_free(&s);
         return 1;
@@ -422,7 +444,7 @@ int cmd_bench(int argc, char **argv) {
     }
     o.suite = &s;
     o.cancel_flag = &bench_cancel;
-    if (isatty(STDERR_FILENO)) o.progress = bench_progress, lc.lo.progress = bench_load_progress, lc.lo.progress_ctx = &lc;
+    if (isatty(STDERR_FILENO)) o.progress = bench_progress, lcp->lo.progress = bench_load_progress, lcp->lo.progress_ctx = lcp;
 
     bool self_invalid = false;
     char path[4400];

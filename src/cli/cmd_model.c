@@ -1,11 +1,14 @@
 /* cmd_model.c - 'pacer model': synth (write a seeded random-weight llama GGUF), info
  * (print a GGUF's metadata and tensor summary; a corrupt file is a one-line error) and
  * quantize (a deterministic copy with its weight matrices in another type). */
-#include <errno.h>
+#include <float.h>
+#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parse.h"
 #include "cli/cli.h"
 #include "engine/gguf.h"
 #include "engine/quantize.h"
@@ -23,92 +26,68 @@ static const char synth_usage[] =
     "  (so a reply runs to its token budget) nor a byte of an unfinished character (servers that\n"
     "  parse their own output, llama-server among them, refuse such text); the demo model is one.\n";
 
-static bool parse_int(const char *s, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max) return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_float(const char *s, float *out) {
-    char *end;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (errno || end == s || *end) return false;
-    *out = v;
-    return true;
-}
-
-typedef struct synth_int_opt {
-    const char *flag;
-    size_t field; /* offset of an int in synth_params */
-} synth_int_opt;
-
-static const synth_int_opt synth_int_opts[] = {
-    {"--dim", offsetof(synth_params, dim)},       {"--layers", offsetof(synth_params, layers)},
-    {"--heads", offsetof(synth_params, heads)},   {"--kv-heads", offsetof(synth_params, kv_heads)},
-    {"--ffn", offsetof(synth_params, ffn)},       {"--ctx", offsetof(synth_params, ctx)},
+/* The integer options of synth: each an int field of synth_params, 1 .. 2^30. */
+static const struct {
+    int code;
+    size_t field;
+} synth_int_fields[] = {
+    {'d', offsetof(synth_params, dim)}, {'l', offsetof(synth_params, layers)}, {'H', offsetof(synth_params, heads)},
+    {'K', offsetof(synth_params, kv_heads)}, {'f', offsetof(synth_params, ffn)}, {'c', offsetof(synth_params, ctx)},
 };
 
+/* A float option: any finite value a float holds. */
+static bool parse_float(const char *s, float *out) {
+    double d;
+    if (!parse_double(s, -FLT_MAX, FLT_MAX, &d)) return false;
+    *out = (float)d;
+    return true;
+}
+
 static int model_synth(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},        {"text-only", no_argument, 0, 'x'},
+        {"dim", required_argument, 0, 'd'},   {"layers", required_argument, 0, 'l'},
+        {"heads", required_argument, 0, 'H'}, {"kv-heads", required_argument, 0, 'K'},
+        {"ffn", required_argument, 0, 'f'},   {"ctx", required_argument, 0, 'c'},
+        {"rope-theta", required_argument, 0, 'r'}, {"eps", required_argument, 0, 'e'},
+        {"logit-std", required_argument, 0, 'L'}, {"seed", required_argument, 0, 's'},
+        {"type", required_argument, 0, 't'},  {"name", required_argument, 0, 'n'},
+        {"tokenizer", required_argument, 0, 'T'}, {0, 0, 0, 0}};
     synth_params p;
     synth_params_default(&p);
     const char *out = NULL;
     bool kv_given = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(synth_usage, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--text-only") == 0) {
-            p.text_only = true;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            cli_error("model synth: '%s' needs a value (see --help)", a);
-            return 1;
-        }
-        const char *val = argv[++i];
-        bool ok = true, known = false;
-        for (size_t k = 0; k < sizeof synth_int_opts / sizeof synth_int_opts[0]; k++) {
-            if (strcmp(a, synth_int_opts[k].flag) != 0) continue;
-            long v;
-            known = true;
-            ok = parse_int(val, 1, 1 << 30, &v);
-            if (ok) *(int *)((char *)&p + synth_int_opts[k].field) = (int)v;
-            if (strcmp(a, "--kv-heads") == 0) kv_given = true;
-        }
-        if (known) {
-        } else if (strcmp(a, "-o") == 0) {
-            out = val;
-        } else if (strcmp(a, "--rope-theta") == 0) {
-            ok = parse_float(val, &p.rope_theta);
-        } else if (strcmp(a, "--eps") == 0) {
-            ok = parse_float(val, &p.rms_eps);
-        } else if (strcmp(a, "--logit-std") == 0) {
-            ok = parse_float(val, &p.logit_std);
-        } else if (strcmp(a, "--seed") == 0) {
-            char *end;
-            errno = 0;
-            p.seed = strtoull(val, &end, 10);
-            ok = !errno && end != val && !*end && val[0] != '-';
-        } else if (strcmp(a, "--type") == 0) {
-            ok = ggml_type_from_name(val, &p.type);
-        } else if (strcmp(a, "--name") == 0) {
-            p.name = val;
-        } else if (strcmp(a, "--tokenizer") == 0) {
-            p.tokenizer_path = val;
-        } else {
-            cli_error("model synth: unknown option '%s' (see --help)", a);
-            return 1;
+    int c, at;
+    optind = 1;
+    opterr = 0;
+    while ((at = optind, c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'h': fputs(synth_usage, stdout); return 0;
+        case 'x': p.text_only = true; break;
+        case 'o': out = optarg; break;
+        case 'r': ok = parse_float(optarg, &p.rope_theta); break;
+        case 'e': ok = parse_float(optarg, &p.rms_eps); break;
+        case 'L': ok = parse_float(optarg, &p.logit_std); break;
+        case 's': ok = parse_u64(optarg, &p.seed); break;
+        case 't': ok = ggml_type_from_name(optarg, &p.type); break;
+        case 'n': p.name = optarg; break;
+        case 'T': p.tokenizer_path = optarg; break;
+        case ':': cli_error("model synth: '%s' needs a value (see --help)", argv[at]); return 1;
+        case '?': cli_error("model synth: unknown option '%s' (see --help)", argv[at]); return 1;
+        default:
+            for (size_t k = 0; k < sizeof synth_int_fields / sizeof synth_int_fields[0]; k++)
+                if (synth_int_fields[k].code == c) ok = parse_int(optarg, 1, 1 << 30, (int *)((char *)&p + synth_int_fields[k].field));
+            kv_given = kv_given || c == 'K';
         }
         if (!ok) {
-            cli_error("model synth: bad value '%s' for %s", val, a);
+            cli_error("model synth: bad value '%s' for %s", optarg, argv[at]);
             return 1;
         }
+    }
+    if (optind < argc) {
+        cli_error("model synth: unexpected argument '%s' (see --help)", argv[optind]);
+        return 1;
     }
     if (!kv_given) p.kv_heads = p.heads;
     if (!out) {
@@ -205,19 +184,28 @@ static const char quantize_usage[] =
     "  first; nothing is written when the volume lacks it. OUT appears only when complete.\n";
 
 static int model_quantize(int argc, char **argv) {
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {"type", required_argument, 0, 't'}, {0, 0, 0, 0}};
     const char *pos[2] = {NULL, NULL}, *type_name = NULL;
-    int n_pos = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+    int n_pos = 0, c, at;
+    optind = 1;
+    opterr = 0;
+    while ((at = optind, c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(quantize_usage, stdout);
             return 0;
         }
-        if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) type_name = argv[++i];
-        else if (strncmp(argv[i], "--type=", 7) == 0) type_name = argv[i] + 7;
-        else if (argv[i][0] == '-' || n_pos == 2) {
-            cli_error("model quantize: unexpected argument '%s' (see --help)", argv[i]);
+        if (c != 't') {
+            cli_error("model quantize: unexpected argument '%s' (see --help)", argv[at]);
             return 1;
-        } else pos[n_pos++] = argv[i];
+        }
+        type_name = optarg;
+    }
+    for (; optind < argc; optind++) {
+        if (n_pos == 2) {
+            cli_error("model quantize: unexpected argument '%s' (see --help)", argv[optind]);
+            return 1;
+        }
+        pos[n_pos++] = argv[optind];
     }
     ggml_type t;
     if (n_pos != 2 || !type_name) {

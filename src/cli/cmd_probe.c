@@ -85,7 +85,9 @@ int cmd_probe(int argc, char **argv) {
         if (text) puts(text);
         free(text);
     } else {
-        static const char *const sections[] = {"cpu", "memory", "os", "power", "volume"};
+        static const char *const sections[] = {"cpu", "os", "power", "volume"};
+        printf("hardware [%s]\n", json_get_str(hw, "source", "unknown"));
+        print_value("memory_bytes", json_object_get(hw, "memory_bytes"));
         for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
             print_section(sections[i], json_object_get(hw, sections[i]));
         json_t *gpus = json_object_get(hw, "gpus");

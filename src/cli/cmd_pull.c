@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <time.h>
 
 #include "base/clock.h"
 #include "cli/cli.h"
@@ -18,17 +17,11 @@ typedef struct pull_view {
     const char *last;
 } pull_view;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void on_progress(void *ud, const char *path, int64_t done, int64_t total, bool finished) {
     pull_view *v = ud;
     if (v->last != path) {
         v->last = path;
-        v->t0 = now_s();
+        v->t0 = clock_now_s();
     }
     if (finished) {
         if (v->tty) fprintf(stderr, "\r\033[K");
@@ -36,7 +29,7 @@ static void on_progress(void *ud, const char *path, int64_t done, int64_t total,
         return;
     }
     if (!v->tty) return;
-    double dt = now_s() - v->t0;
+    double dt = clock_now_s() - v->t0;
     double rate = dt > 0 ? done / dt : 0;
     double eta = (rate > 0 && total > done) ? (total - done) / rate : 0;
     fprintf(stderr, "\r\033[K  %s %lld/%lld bytes %.1f MB/s ETA %.0fs", path, (long long)done, (long long)total,

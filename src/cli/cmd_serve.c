@@ -18,13 +18,16 @@
 #include "engine/kernels.h"
 #include "launch/model.h"
 #include "probe/probe.h"
+#include "schema/hardware.h"
 #include "server/serve.h"
 
 static const char usage[] =
     "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
-    "                   [--no-prompt-cache] [--drafter GGUF] [--serial] [--draft-max N]\n"
+    "                   [--no-prompt-cache] [--drafter GGUF] [--serial] [--draft-max N] [--parallel N]\n"
     "drafting: n-gram lookup in the prompt and the output by default; --drafter GGUF drafts with\n"
-    "a smaller checkpoint sharing the vocabulary; --serial turns drafting off\n"
+    "a smaller checkpoint sharing the vocabulary (with --parallel 1 only); --serial turns drafting off\n"
+    "--parallel N: up to N requests decode together, one batched pass per token, each in its own\n"
+    "KV cache slot (default 1: one at a time); more wait in a queue of 4, then get 503\n"
     "MODEL: a GGUF file, a directory holding one, or a Hugging Face repo id (REPO[@REVISION]) in\n"
     "the local cache, as pacer bench takes it. The manifest attests the snapshot loaded;\n"
     "PACER_CHECKPOINT_REVISION stands in for a file outside the cache (naming another commit\n"
@@ -59,9 +62,9 @@ static void attested_revision(const char *snapshot, char *out, size_t n) {
     }
 }
 
-/* The manifest's hardware object (docs/manifest.md) from the probes, as JSON text (free()
- * it), or NULL when the CPU or memory could not be read. GPUs are not probed: the engine
- * runs on the CPU. */
+/* The manifest's hardware object (schema/hardware.h's builder over the probe's facts), as
+ * JSON text (free() it), or NULL when the CPU or memory could not be read. GPUs are not
+ * probed: the engine runs on the CPU, so none is in use. */
 static char *manifest_hardware(const char *model) {
     probe_options po = {0};
     po.model_path = model;
@@ -69,16 +72,11 @@ static char *manifest_hardware(const char *model) {
     json_t *hw = NULL;
     char *text = NULL;
     if (probe_collect(&po, &hw)) return NULL;
-    json_t *cpu = json_object_get(hw, "cpu");
-    const char *cpu_model = json_string_value(json_object_get(cpu, "model"));
-    json_int_t cores = json_integer_value(json_object_get(cpu, "cores"));
-    json_int_t mem = json_integer_value(json_object_get(json_object_get(hw, "memory"), "total_bytes"));
-    if (cpu_model && cores >= 1 && mem >= 1) {
-        json_t *m = json_pack("{s:{s:s,s:I},s:I,s:[],s:i}", "cpu", "model", cpu_model, "cores", cores, "memory_bytes",
-                              mem, "gpus", "gpu_count", 0);
-        text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        json_decref(m);
-    }
+    json_object_set_new(hw, "gpus", json_array());
+    char why[128];
+    json_t *m = hardware_copy_attested(hw, "probed", why, sizeof why);
+    if (m && strcmp(json_string_value(json_object_get(m, "source")), "probed") == 0) text = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
     json_decref(hw);
     return text;
 }
@@ -94,7 +92,7 @@ int cmd_serve(int argc, char **argv) {
         {"host", required_argument, 0, 'H'},    {"port", required_argument, 0, 'p'},
         {"threads", required_argument, 0, 't'}, {"ctx", required_argument, 0, 'c'},
         {"drafter", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'm'},
-        {0, 0, 0, 0}};
+        {"parallel", required_argument, 0, 'P'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -112,6 +110,7 @@ int cmd_serve(int argc, char **argv) {
         case 't': ok = parse_int(optarg, 0, 1024, &ep.n_threads); break;
         case 'c': ok = parse_int(optarg, 0, 1 << 24, &ep.n_ctx); break;
         case 'm': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.draft_max); break;
+        case 'P': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.parallel); break;
         default: cli_error("unknown option %s", argv[optind - 1]); fputs(usage, stderr); return 1;
         }
         if (!ok) { cli_error("bad value for %s: %s", argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg); return 1; }
@@ -141,6 +140,12 @@ int cmd_serve(int argc, char **argv) {
     model = model_path;
     if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 1; }
     if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 1; }
+    if (o.parallel < 1 || o.parallel > SERVE_PARALLEL_MAX) { cli_error("--parallel must be 1..%d", SERVE_PARALLEL_MAX); return 1; }
+    if (drafter && !o.serial && o.parallel > 1) {
+        cli_error("--drafter works with --parallel 1 only (the drafter keeps one KV cache)");
+        return 1;
+    }
+    ep.n_seq = o.parallel;
     if (drafter && o.serial) {
         fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", drafter);
         drafter = NULL;
@@ -181,6 +186,7 @@ int cmd_serve(int argc, char **argv) {
     if (drafter) {
         if (sha256_file_hex(drafter, dsha)) { cli_error("cannot read %s", drafter); goto out; }
         engine_params dp = ep;
+        dp.n_seq = 1;
         dp.pool = engine_get_pool(e); /* target and drafter never evaluate at once: one pool */
         if (engine_open(drafter, &dp, &de, err, sizeof err)) { cli_error("drafter: %s", err); goto out; }
         if (backend_check_drafter(e, de, err, sizeof err)) { cli_error("%s: %s", drafter, err); goto out; }
@@ -190,9 +196,9 @@ int cmd_serve(int argc, char **argv) {
         info.drafter_sha256 = dsha;
     }
     if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
-    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s, kernels %s)\n", o.host,
-           serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup",
-           kern_level_name(kern_get_level()));
+    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s, parallel %d, kernels %s)\n",
+           o.host, serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup",
+           o.parallel, kern_level_name(kern_get_level()));
     fflush(stdout);
     while (!stop_signal) sigsuspend(&wait_set);
     status = 0;

@@ -28,10 +28,19 @@ static pacer_err be_eval(void *ctx, const int32_t *tokens, int n, int pos, float
     return engine_eval(ctx, tokens, n, pos, logits, all_logits);
 }
 
+static pacer_err be_eval_seq(void *ctx, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    return engine_eval_seq(ctx, seq, tokens, n, pos, logits, all_logits);
+}
+
+static pacer_err be_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
+    return engine_eval_rows(ctx, tokens, seq, pos, n, logits);
+}
+
 pacer_err backend_from_engine(engine *e, engine_backend *b) {
     if (!engine_get_tokenizer(e)) return PACER_ERR_STATE;
     const engine_info *info = engine_get_info(e);
-    *b = (engine_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval};
+    *b = (engine_backend){e, info->n_vocab, info->n_ctx, be_encode, be_piece, be_eog, be_eval,
+                          engine_n_seq(e), be_eval_seq, be_eval_rows};
     return PACER_OK;
 }
 

@@ -47,12 +47,14 @@ struct engine {
     layer *layers;
     mat tok_embd, output;
     const float *out_norm;
-    int n_past;
+    int n_seq;      /* KV cache slots: sequences evaluated independently */
+    int *n_past;    /* per sequence: positions in its cache */
     /* buffers */
     float *x, *xn, *q, *k, *v, *att, *g, *u;
     void *act;      /* prepared activations: 3 slots of ENGINE_BATCH rows of act_stride */
     size_t act_stride;
-    ggml_half *kc, *vc; /* [layer][pos][kv_dim] */
+    ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */
+    int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
     float *scratch;    /* per thread: n_scratch floats */
     int n_scratch;
     float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */
@@ -272,7 +274,9 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
     e->act_stride = (kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63;
     e->n_scratch = imax(wide, e->n_ctx) + 2 * e->hd + 64;
-    size_t cache = (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
+    e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
+    size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
+    e->n_past = calloc((size_t)e->n_seq, sizeof(int));
     e->x = malloc(B * e->n_embd * sizeof(float));
     e->xn = malloc(B * e->n_embd * sizeof(float));
     e->q = malloc(B * e->q_dim * sizeof(float));
@@ -287,7 +291,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     e->scratch = malloc((size_t)nt * e->n_scratch * sizeof(float));
     e->rope_cs = malloc((size_t)e->n_ctx * e->n_rot * sizeof(float));
     if (!e->x || !e->xn || !e->q || !e->k || !e->v || !e->att || !e->g || !e->u || !e->act || !e->kc ||
-        !e->vc || !e->scratch || !e->rope_cs) {
+        !e->vc || !e->scratch || !e->rope_cs || !e->n_past) {
         snprintf(err, err_len, "out of memory for buffers and KV cache");
         return PACER_ERR_NOMEM;
     }
@@ -419,6 +423,7 @@ void engine_close(engine *e) {
     free(e->vc);
     free(e->scratch);
     free(e->rope_cs);
+    free(e->n_past);
     gguf_close(e->gf);
     free(e);
 }
@@ -426,7 +431,8 @@ void engine_close(engine *e) {
 const engine_info *engine_get_info(const engine *e) { return &e->info; }
 const tokenizer *engine_get_tokenizer(const engine *e) { return e->tok; }
 const gguf_file *engine_get_gguf(const engine *e) { return e->gf; }
-int engine_n_past(const engine *e) { return e->n_past; }
+int engine_n_past(const engine *e) { return e->n_past[0]; }
+int engine_n_seq(const engine *e) { return e->n_seq; }
 threadpool *engine_get_pool(const engine *e) { return e->tp; }
 const char *engine_tokenizer_error(const engine *e) { return e->tok ? "" : e->tok_err; }
 
@@ -441,8 +447,8 @@ typedef struct job {
     const void *a[3];
     float *out[3];
     int ldo[3];
-    /* attention */
-    int layer, pos0;
+    /* attention over the rows' own sequences (e->row_seq, e->row_pos) */
+    int layer;
 } job;
 
 /* The units a matrix is split into over threads: groups of 8 rows when packed. */
@@ -544,6 +550,11 @@ static void rope(const engine *e, float *v, int pos) {
     }
 }
 
+/* Where position `pos` of sequence `seq` in layer `l` starts in the K and V caches. */
+static size_t kv_offset(const engine *e, int seq, int l, int pos) {
+    return (((size_t)seq * e->n_layer + (size_t)l) * e->n_ctx + (size_t)pos) * e->kv_dim;
+}
+
 static void job_attention(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
@@ -553,12 +564,12 @@ static void job_attention(void *ctx, int ith, int nth) {
     float *sc = e->scratch + (size_t)ith * e->n_scratch;
     float *qh = sc + e->n_ctx; /* the query rounded through F16, as ggml does */
     float *acc = sc + e->n_ctx + hd;
-    const ggml_half *kc = e->kc + (size_t)j->layer * e->n_ctx * e->kv_dim;
-    const ggml_half *vc = e->vc + (size_t)j->layer * e->n_ctx * e->kv_dim;
     float scale = 1.0f / sqrtf((float)hd);
     for (int idx = lo; idx < hi; idx++) {
         int b = idx / e->n_head, h = idx % e->n_head, kvh = h / group;
-        int p = j->pos0 + b;
+        int p = e->row_pos[b];
+        size_t base = kv_offset(e, e->row_seq[b], j->layer, 0);
+        const ggml_half *kc = e->kc + base, *vc = e->vc + base;
         kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)h * hd, qh, hd);
         float mx = -INFINITY;
         for (int t = 0; t <= p; t++) {
@@ -603,8 +614,10 @@ static void add_bias(float *y, const float *bias, int nb, int n) {
             y[(size_t)b * n + i] += bias[i];
 }
 
-/* One chunk of at most ENGINE_BATCH tokens at positions pos..pos+nb-1. */
-static void forward_chunk(engine *e, const int32_t *tokens, int nb, int pos, float *logits, bool all_logits) {
+/* One chunk of at most ENGINE_BATCH rows: token b at e->row_pos[b] of sequence e->row_seq[b]
+ * (a sequence's rows in a chunk are consecutive positions). Each row is computed exactly as
+ * it would be alone: the kernels do not depend on the batch (kernels.h). */
+static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
     int D = e->n_embd, hd = e->hd;
     for (int b = 0; b < nb; b++)
         ggml_dequantize_row(e->tok_embd.type, (const unsigned char *)e->tok_embd.data + (size_t)tokens[b] * e->tok_embd.row_bytes,
@@ -624,19 +637,19 @@ static void forward_chunk(engine *e, const int32_t *tokens, int nb, int pos, flo
                 float *qv = e->q + (size_t)b * e->q_dim + (size_t)h * hd;
                 if (L->q_norm)
                     rmsnorm(qv, qv, L->q_norm, hd, e->eps);
-                rope(e, qv, pos + b);
+                rope(e, qv, e->row_pos[b]);
             }
-            size_t off = ((size_t)l * e->n_ctx + (size_t)(pos + b)) * e->kv_dim;
+            size_t off = kv_offset(e, e->row_seq[b], l, e->row_pos[b]);
             for (int h = 0; h < e->n_head_kv; h++) {
                 float *kv = e->k + (size_t)b * e->kv_dim + (size_t)h * hd;
                 if (L->k_norm)
                     rmsnorm(kv, kv, L->k_norm, hd, e->eps);
-                rope(e, kv, pos + b);
+                rope(e, kv, e->row_pos[b]);
             }
             quantize_row_f16(e->k + (size_t)b * e->kv_dim, e->kc + off, e->kv_dim);
             quantize_row_f16(e->v + (size_t)b * e->kv_dim, e->vc + off, e->kv_dim);
         }
-        job aj = {.e = e, .nb = nb, .layer = l, .pos0 = pos};
+        job aj = {.e = e, .nb = nb, .layer = l};
         threadpool_run(e->tp, job_attention, &aj);
         const mat *wo[1] = {&L->wo};
         float *wo_out[1] = {e->xn};
@@ -669,13 +682,14 @@ static void forward_chunk(engine *e, const int32_t *tokens, int nb, int pos, flo
     run_matmuls(e, nb - first, e->xn, 1, om, oo);
 }
 
-pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
-    if (!e || n < 0 || (n > 0 && !tokens) || pos < 0 || pos > e->n_past || pos + n > e->n_ctx)
+pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    if (!e || seq < 0 || seq >= e->n_seq || n < 0 || (n > 0 && !tokens) || pos < 0 || pos > e->n_past[seq] ||
+        pos + n > e->n_ctx)
         return PACER_ERR_ARG;
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= e->n_vocab)
             return PACER_ERR_ARG;
-    e->n_past = pos;
+    e->n_past[seq] = pos;
     for (int i = 0; i < n; i += ENGINE_BATCH) {
         int nb = n - i < ENGINE_BATCH ? n - i : ENGINE_BATCH;
         bool last = i + nb == n;
@@ -684,8 +698,45 @@ pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *l
             lg = logits + (size_t)i * e->n_vocab;
         else if (logits && last)
             lg = logits;
-        forward_chunk(e, tokens + i, nb, pos + i, lg, all_logits);
-        e->n_past = pos + i + nb;
+        for (int b = 0; b < nb; b++) {
+            e->row_seq[b] = seq;
+            e->row_pos[b] = pos + i + b;
+        }
+        forward_chunk(e, tokens + i, nb, lg, all_logits);
+        e->n_past[seq] = pos + i + nb;
+    }
+    return PACER_OK;
+}
+
+pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    return engine_eval_seq(e, 0, tokens, n, pos, logits, all_logits);
+}
+
+pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
+    if (!e || n < 0 || (n > 0 && (!tokens || !seq || !pos)))
+        return PACER_ERR_ARG;
+    /* checked before anything is evaluated: a sequence's first row at most at its cache's
+     * end, its next rows each one position further */
+    for (int i = 0; i < n; i++) {
+        if (seq[i] < 0 || seq[i] >= e->n_seq || tokens[i] < 0 || tokens[i] >= e->n_vocab || pos[i] < 0 ||
+            pos[i] >= e->n_ctx)
+            return PACER_ERR_ARG;
+        int prev = -1;
+        for (int k = i - 1; k >= 0 && prev < 0; k--)
+            if (seq[k] == seq[i])
+                prev = k;
+        if (prev >= 0 ? pos[i] != pos[prev] + 1 : pos[i] > e->n_past[seq[i]])
+            return PACER_ERR_ARG;
+    }
+    for (int i = 0; i < n; i += ENGINE_BATCH) {
+        int nb = n - i < ENGINE_BATCH ? n - i : ENGINE_BATCH;
+        for (int b = 0; b < nb; b++) {
+            e->row_seq[b] = seq[i + b];
+            e->row_pos[b] = pos[i + b];
+        }
+        forward_chunk(e, tokens + i, nb, logits ? logits + (size_t)i * e->n_vocab : NULL, true);
+        for (int b = 0; b < nb; b++) /* what followed a row is dropped, as engine_eval does */
+            e->n_past[seq[i + b]] = pos[i + b] + 1;
     }
     return PACER_OK;
 }

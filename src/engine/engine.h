@@ -1,7 +1,8 @@
 /* engine.h - the embedded engine as the rest of pacer sees it: load a llama-family GGUF,
- * tokenize, evaluate tokens into a KV cache, read logits. One sequence per engine object;
- * `pacer serve` holds one for the target and one per drafter. Not thread-safe: one caller
- * at a time (the engine runs on its own thread pool, or one it borrows). */
+ * tokenize, evaluate tokens into a KV cache, read logits. A KV cache slot per sequence
+ * (engine_params.n_seq: `pacer serve --parallel N` decodes N sequences in one pass).
+ * Not thread-safe: one caller at a time (the engine runs on its own thread pool, or one it
+ * borrows). */
 #ifndef PACER_ENGINE_H
 #define PACER_ENGINE_H
 
@@ -22,6 +23,7 @@ typedef struct engine_params {
     /* Threads to run on, borrowed (e.g. the target's, for its drafter: the two never
      * evaluate at once); NULL: the engine starts its own pool of n_threads. */
     threadpool *pool;
+    int n_seq;     /* KV cache slots, one per sequence evaluated independently; <= 0: 1 */
 } engine_params;
 
 typedef struct engine_info {
@@ -53,7 +55,17 @@ const char *engine_tokenizer_error(const engine *e);
  * logits: when all_logits is false, receives n_vocab floats for the last token; when
  * true, n * n_vocab floats (row i for token i). NULL: compute nothing but the cache. */
 pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
-/* Number of positions currently in the cache. */
+/* Number of positions currently in the cache (of sequence 0). */
 int engine_n_past(const engine *e);
+
+/* Several sequences (continuous batching): engine_eval on sequence `seq` (0..n_seq-1) of
+ * its own KV cache slot; engine_eval is seq 0. */
+pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
+/* One pass over n rows of any sequences: row i is tokens[i] at position pos[i] of sequence
+ * seq[i]; a sequence's first row is at most at its cache's end (what follows is dropped)
+ * and its later rows each one position further. logits: n rows of n_vocab (or NULL). Each
+ * row's logits equal what engine_eval_seq computes for it alone, bit for bit. */
+pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits);
+int engine_n_seq(const engine *e);
 
 #endif

@@ -37,6 +37,13 @@ void gen_model_free(gen_model *gm) {
     memset(gm, 0, sizeof *gm);
 }
 
+/* The model pass on this model's sequence (its KV slot when the backend has several). */
+static pacer_err gm_eval(gen_model *gm, const int32_t *tok, int n, int pos, float *logits, bool all_logits) {
+    const engine_backend *b = &gm->b;
+    if (b->eval_seq) return b->eval_seq(b->ctx, gm->seq, tok, n, pos, logits, all_logits);
+    return b->eval(b->ctx, tok, n, pos, logits, all_logits);
+}
+
 /* Every row of the prompt, in chunks of GEN_ROWS_CHUNK (the engine's own chunking, so each
  * row is what a plain prefill computes): row i goes to row_fn, the last row to gm->logits. */
 static pacer_err prefill_rows(gen_model *gm, const int32_t *tok, int n, gen_row_fn row_fn, void *row_ctx) {
@@ -46,7 +53,7 @@ static pacer_err prefill_rows(gen_model *gm, const int32_t *tok, int n, gen_row_
         return PACER_ERR_NOMEM;
     for (int at = 0; at < n; at += GEN_ROWS_CHUNK) {
         int nb = n - at < GEN_ROWS_CHUNK ? n - at : GEN_ROWS_CHUNK;
-        if ((rc = b->eval(b->ctx, tok + at, nb, at, gm->rows, true))) return rc;
+        if ((rc = gm_eval(gm, tok + at, nb, at, gm->rows, true))) return rc;
         for (int i = 0; i < nb; i++) {
             const float *row = gm->rows + (size_t)i * (size_t)b->n_vocab;
             if (at + i + 1 == n) { memcpy(gm->logits, row, (size_t)b->n_vocab * sizeof(float)); break; }
@@ -69,7 +76,7 @@ pacer_err gen_session_start(gen_session *s, gen_model *gm, const gen_params *p, 
     int64_t t0 = clock_now_ns();
     gm->n_cache = 0;
     pacer_err rc = row_fn ? prefill_rows(gm, tokens, n, row_fn, row_ctx)
-                          : b->eval(b->ctx, tokens + common, n - common, common, gm->logits, false);
+                          : gm_eval(gm, tokens + common, n - common, common, gm->logits, false);
     if (rc) return rc;
     memcpy(gm->cache, tokens, (size_t)n * sizeof(int32_t));
     gm->n_cache = n;
@@ -95,24 +102,16 @@ pacer_err gen_session_start(gen_session *s, gen_model *gm, const gen_params *p, 
     return PACER_OK;
 }
 
-/* Decides the next tokens into s->pend: the first from the prefill's row; later ones by one
- * verify round, where the last token and the round's drafts go through the target in one
- * pass, and the accepted drafts plus the target's own next token are queued. Serial
- * decoding is the round with no drafts. */
-static pacer_err gen_decide(gen_session *s) {
+bool gen_session_needs_eval(const gen_session *s) { return !s->done && s->i_pend == s->n_pend && s->has_last; }
+
+/* A verify round's input: the last token completes the history, the round's drafts follow
+ * (n-gram lookup or the drafter), all at positions n_past.. of the session's sequence. */
+pacer_err gen_session_plan(gen_session *s, const int32_t **tokens, int *n, int *pos) {
     gen_model *gm = s->gm;
     const engine_backend *b = &gm->b;
-    const size_t V = (size_t)b->n_vocab;
     pacer_err rc = PACER_OK;
+    int64_t t0 = clock_now_ns();
     s->n_pend = s->i_pend = 0;
-    if (!s->has_last) {
-        int32_t tok = sampler_sample(&s->smp, gm->logits, b->n_vocab);
-        if (tok < 0) return PACER_ERR_NOMEM;
-        s->pend[0] = tok;
-        s->pend_row[0] = gm->logits;
-        s->n_pend = 1;
-        return PACER_OK;
-    }
     /* gm->cache[0..n_past) is in the KV cache; the last token completes the history */
     gm->cache[s->n_past] = s->last;
     /* drafts that could not be emitted (context or max_tokens) are not proposed */
@@ -127,11 +126,25 @@ static pacer_err gen_decide(gen_session *s) {
              (rc = draft_model_propose(&gm->dm, &s->draft_smp, gm->cache, s->n_past + 1, budget, gm->batch + 1, &k, &q)))
         return rc;
     gm->batch[0] = s->last;
-    gm->n_cache = 0;
-    if ((rc = b->eval(b->ctx, gm->batch, k + 1, s->n_past, gm->logits, k > 0))) return rc;
+    gm->n_cache = 0; /* until the round is verified */
+    s->round_k = k;
+    s->round_q = q;
+    *tokens = gm->batch;
+    *n = k + 1;
+    *pos = s->n_past;
+    s->t_decode_ns += clock_now_ns() - t0;
+    return PACER_OK;
+}
+
+/* Verifies the round against its k + 1 rows and queues the accepted drafts plus the
+ * target's own next token; the rows stay the tokens' rows (tok_row) until they are taken. */
+static pacer_err gen_verify(gen_session *s, const float *rows) {
+    gen_model *gm = s->gm;
+    const size_t V = (size_t)gm->b.n_vocab;
+    int k = s->round_k;
     s->verify_rounds++;
     int32_t next;
-    int accepted = draft_verify(&s->smp, gm->logits, b->n_vocab, gm->batch + 1, k, q, gm->p_work, &next);
+    int accepted = draft_verify(&s->smp, rows, gm->b.n_vocab, gm->batch + 1, k, s->round_q, gm->p_work, &next);
     if (accepted < 0) return PACER_ERR_NOMEM;
     s->draft_n += k;
     s->draft_n_accepted += accepted;
@@ -142,12 +155,40 @@ static pacer_err gen_decide(gen_session *s) {
     gm->n_cache = s->n_past;
     for (int i = 0; i < accepted; i++) {
         s->pend[i] = gm->batch[1 + i];
-        s->pend_row[i] = gm->logits + (size_t)i * V;
+        s->pend_row[i] = rows + (size_t)i * V;
     }
     s->pend[accepted] = next;
-    s->pend_row[accepted] = gm->logits + (size_t)accepted * V;
+    s->pend_row[accepted] = rows + (size_t)accepted * V;
     s->n_pend = accepted + 1;
     return PACER_OK;
+}
+
+pacer_err gen_session_commit(gen_session *s, const float *rows, int64_t eval_ns) {
+    int64_t t0 = clock_now_ns();
+    pacer_err rc = gen_verify(s, rows);
+    s->t_decode_ns += eval_ns + (clock_now_ns() - t0);
+    return rc;
+}
+
+/* Decides the next tokens into s->pend: the first from the prefill's row; later ones by one
+ * verify round, where the last token and the round's drafts go through the target in one
+ * pass. Serial decoding is the round with no drafts. */
+static pacer_err gen_decide(gen_session *s) {
+    gen_model *gm = s->gm;
+    s->n_pend = s->i_pend = 0;
+    if (!s->has_last) {
+        int32_t tok = sampler_sample(&s->smp, gm->logits, gm->b.n_vocab);
+        if (tok < 0) return PACER_ERR_NOMEM;
+        s->pend[0] = tok;
+        s->pend_row[0] = gm->logits;
+        s->n_pend = 1;
+        return PACER_OK;
+    }
+    const int32_t *tok;
+    int n, pos;
+    pacer_err rc = gen_session_plan(s, &tok, &n, &pos);
+    if (rc == PACER_OK) rc = gm_eval(gm, tok, n, pos, gm->logits, n > 1);
+    return rc ? rc : gen_verify(s, gm->logits);
 }
 
 pacer_err gen_session_step(gen_session *s, buf *text) {

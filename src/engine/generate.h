@@ -41,6 +41,7 @@ typedef struct gen_model {
     int32_t *batch;  /* a round's target input: the last token, then the drafts */
     float *p_work;   /* n_vocab: the target distribution while verifying sampled drafts */
     float *rows;     /* GEN_ROWS_CHUNK rows for row-by-row prefills, allocated on first use */
+    int seq;         /* the backend's KV slot its sessions use (eval_seq); 0 unless set after init */
 } gen_model;
 
 /* Prepares `gm` for backend `b` (copied); `drafter` (or NULL) must outlive it. Drafting is
@@ -88,6 +89,8 @@ typedef struct gen_session {
     int n_past, n_pend, i_pend;
     int32_t pend[DRAFT_MAX + 1];
     const float *pend_row[DRAFT_MAX + 1];
+    int round_k;              /* the drafts of the round being verified, and their distributions */
+    const float *round_q;
     int32_t last;             /* the last token taken: emitted but not in the KV cache yet */
     bool has_last;
     bool hashing;
@@ -104,6 +107,21 @@ pacer_err gen_session_start(gen_session *s, gen_model *gm, const gen_params *p, 
  * be shown now to `text`. Sets done/finish at end-of-generation, a stop string, max_tokens or
  * a full context (then what was held back is flushed). */
 pacer_err gen_session_step(gen_session *s, buf *text) __attribute__((warn_unused_result));
+/* Continuous batching: a step's model pass left to the caller, so that several sessions'
+ * rows go through the model in one pass (backend eval_rows):
+ *   if (gen_session_needs_eval(s)) { gen_session_plan(s, &tok, &n, &pos);
+ *       ... evaluate tok[0..n) at pos.. of s's sequence with the other sessions' rows ...
+ *       gen_session_commit(s, rows_of_s, eval_ns); }
+ *   while (!s->done && !gen_session_needs_eval(s)) gen_session_step(s, &text);
+ * gen_session_step then takes the decided tokens without evaluating. Output equals
+ * gen_session_step alone when the rows equal the backend's own eval (engine_eval_rows). */
+bool gen_session_needs_eval(const gen_session *s);
+/* The rows this session adds to the pass: the last token then the round's drafts, n rows at
+ * positions pos..pos+n-1 of its sequence (tokens borrowed until the commit). */
+pacer_err gen_session_plan(gen_session *s, const int32_t **tokens, int *n, int *pos) __attribute__((warn_unused_result));
+/* Verifies the round against its n rows of logits (which must stay valid until the tokens
+ * they decided are taken); eval_ns, the pass's time, counts as decode time. */
+pacer_err gen_session_commit(gen_session *s, const float *rows, int64_t eval_ns) __attribute__((warn_unused_result));
 /* The hex SHA-256 of the little-endian ids generated ("" when hashing failed); ends the hash. */
 void gen_session_hash_hex(gen_session *s, char hex[65]);
 /* Frees the samplers, text holdback and hash. Accepts a zeroed `s`. */

@@ -19,6 +19,7 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/json.h"
+#include "net/client.h"
 #include "net/http.h"
 
 #define API_MAX (16u << 20) /* cap on the revision API's answer */
@@ -107,16 +108,14 @@ static int on_xfer(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ul
 /* A curl handle set up for the hub: bearer token from $HF_TOKEN, timeouts, redirects. */
 static CURL *hub_curl(const char *url, http_ctx *c, struct curl_slist **hdrs) {
     CURL *h = curl_easy_init();
-    if (!h) return NULL;
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 20L);
+    /* redirects (the hub sends files to its CDN) and the environment's proxy rules */
+    http_client_options co = {.connect_timeout_ms = 20000, .max_redirects = 5, .use_proxy = true};
+    if (!h || http_client_setup(h, url, &co)) {
+        if (h) curl_easy_cleanup(h);
+        return NULL;
+    }
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "pacer/0.1");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

@@ -107,7 +107,7 @@ static pacer_err gather_facts(pf_ctx *c) {
         snprintf(c->err, c->err_len, "cannot collect the hardware facts: out of memory");
         return PACER_ERR_NOMEM;
     }
-    json_t *mem = json_object_get(json_object_get(c->hardware, "memory"), "total_bytes");
+    json_t *mem = json_object_get(c->hardware, "memory_bytes");
     c->has_memory_limit = json_is_integer(mem) && json_integer_value(mem) > 0;
     c->memory_limit = json_integer_value(mem);
     power_watch_start(&c->power, c->o->sys_root);

@@ -54,7 +54,7 @@ static json_t *get(const json_t *obj, const char *key) {
 json_t *lab_provenance_detail(const json_t *hw) {
     const json_t *cpu = json_object_get(hw, "cpu"), *os = json_object_get(hw, "os"), *vol = json_object_get(hw, "volume");
     return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "kernel", get(os, "kernel"), "os_name", get(os, "name"),
-                     "os_version", get(os, "version"), "memory_bytes", get(json_object_get(hw, "memory"), "total_bytes"),
+                     "os_version", get(os, "version"), "memory_bytes", get(hw, "memory_bytes"),
                      "cpu_model", get(cpu, "model"), "cpu_threads", get(cpu, "threads"), "volume_capacity_bytes",
                      get(vol, "capacity_bytes"), "volume_free_bytes", get(vol, "free_bytes"), "read_sample",
                      get(vol, "read_sample"), "gpus", get(hw, "gpus"));

@@ -221,7 +221,7 @@ static pacer_err setup_facts(lab_ctx *c) {
         lab_event ev = {.kind = LAB_EVENT_PROBED, .text = words};
         lab_emit(c, &ev);
     }
-    json_t *mem = json_object_get(json_object_get(c->hardware, "memory"), "total_bytes");
+    json_t *mem = json_object_get(c->hardware, "memory_bytes");
     c->has_memory_limit = json_is_integer(mem) && json_integer_value(mem) > 0;
     c->memory_limit = json_integer_value(mem);
     power_watch_start(&c->power, c->o->sys_root);

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "base/clock.h"
+#include "net/client.h"
 #include "net/http_xfer.h"
 
 #define HTTP_POLL_MAX_MS 50 /* longest wait between deadline and cancel checks */
@@ -161,15 +162,10 @@ pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs) {
     struct curl_slist *n = curl_slist_append(*hdrs, "Expect:");
     if (!n) return PACER_ERR_NOMEM;
     *hdrs = n;
+    /* no redirects, no proxy: a measured request goes where it was sent, directly */
+    http_client_options co = {.connect_timeout_ms = req->connect_timeout_ms};
+    if (http_client_setup(e, req->url, &co)) return PACER_ERR_INTERNAL;
     CURLcode c = CURLE_OK;
-    c |= curl_easy_setopt(e, CURLOPT_URL, req->url);
-    c |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    c |= curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    c |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    c |= curl_easy_setopt(e, CURLOPT_PROXY, "");
-    c |= curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-    c |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    c |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     c |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     c |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, *hdrs);
     c |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_on_write);
@@ -179,7 +175,6 @@ pacer_err http_setup(http_xfer *x, struct curl_slist **hdrs) {
     c |= curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     c |= curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, http_on_progress);
     c |= curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
-    if (req->connect_timeout_ms > 0) c |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)req->connect_timeout_ms);
     if (req->total_timeout_ms > 0) c |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)req->total_timeout_ms);
     if (req->method && strcmp(req->method, "POST") == 0) {
         c |= curl_easy_setopt(e, CURLOPT_POST, 1L);

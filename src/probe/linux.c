@@ -1,5 +1,5 @@
-/* linux.c - pure parsers of /proc/cpuinfo, /proc/meminfo and os-release, and the name
- * rules shared by every probe source (normalising, the device-name allowlist). */
+/* linux.c - pure parsers of /proc/cpuinfo, /proc/meminfo and os-release. The name rules
+ * shared by every probe source are in names.c. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,43 +50,6 @@ static bool word_in(const char *list, const char *word) {
         if (start && end) return true;
     }
     return false;
-}
-
-void probe_name_normalise(char *s, size_t cap) {
-    char tmp[256];
-    size_t o = 0;
-    bool blank = false;
-    for (const char *p = s; *p && o + 8 < sizeof tmp; p++) {
-        if (isspace((unsigned char)*p)) {
-            blank = o > 0;
-            continue;
-        }
-        if (blank) tmp[o++] = ' ';
-        blank = false;
-        if (p[0] == 'w' && p[1] == '/' && (p[2] == ' ' || p[2] == '\0') && o > 0 && tmp[o - 1] == ' ') {
-            memcpy(tmp + o, "with", 4);
-            o += 4;
-            p++;
-            continue;
-        }
-        tmp[o++] = *p;
-    }
-    tmp[o] = '\0';
-    snprintf(s, cap, "%s", tmp);
-}
-
-bool probe_name_allowed(const char *s) {
-    size_t n = strlen(s), hexrun = 0;
-    bool letter = false;
-    if (n == 0 || n > 80) return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalpha(c)) letter = true;
-        if (!isalnum(c) && !strchr(" ._()+/-@,", c)) return false;
-        hexrun = isxdigit(c) ? hexrun + 1 : 0;
-        if (hexrun >= 12) return false; /* serial numbers, UUID pieces, MACs */
-    }
-    return letter;
 }
 
 void probe_cpuinfo_parse(const char *text, size_t n, probe_cpu *out) {

@@ -43,14 +43,14 @@ static json_t *cpu_section(const char *root) {
                      probe_source_name(src));
 }
 
-static json_t *memory_section(const char *root) {
+/* memory_bytes: the total, or null. */
+static json_t *memory_total(const char *root) {
     buf b;
     uint64_t total = 0;
     buf_init(&b, 1u << 20);
     if (probe_file_read(root, "/proc/meminfo", &b) == PACER_OK && b.data) total = probe_meminfo_parse(b.data, b.len);
     buf_free(&b);
-    return json_pack("{s:o, s:s}", "total_bytes", int_or_null(total), "source",
-                     probe_source_name(total ? PROBE_SOURCE_PROBED : PROBE_SOURCE_UNKNOWN));
+    return int_or_null(total);
 }
 
 static json_t *os_section(const char *root) {
@@ -104,7 +104,7 @@ static json_t *gpu_json(const probe_gpu *g) {
                      "driver_version", str_or_null(g->driver), "compute_capability", str_or_null(g->compute_cap),
                      "power_limit_w", g->power_limit_w > 0 ? json_real(g->power_limit_w) : json_null(),
                      "max_sm_clock_mhz", int_or_null((uint64_t)g->max_sm_mhz), "max_memory_clock_mhz",
-                     int_or_null((uint64_t)g->max_mem_mhz), "compute_units",
+                     int_or_null((uint64_t)g->max_mem_mhz), "cores",
                      int_or_null((uint64_t)g->compute_units));
 }
 
@@ -162,11 +162,20 @@ pacer_err probe_collect(const probe_options *opt, json_t **out) {
     if (!hw) return PACER_ERR_NOMEM;
     const char *root = opt->sys_root;
     json_object_set_new(hw, "cpu", cpu_section(root));
-    json_object_set_new(hw, "memory", memory_section(root));
+    json_object_set_new(hw, "memory_bytes", memory_total(root));
     json_object_set_new(hw, "os", os_section(root));
     json_object_set_new(hw, "power", power_section(root));
     json_object_set_new(hw, "volume", volume_section(opt));
     gpus_collect(opt, hw);
+    /* gpu_count as manifests attest it: null when the GPUs are unknown. A GPU the visibility
+     * variables name that cannot be matched, or one without a name, leaves the GPU facts
+     * partial: so is the hardware as a whole. */
+    const char *gpus_src = json_string_value(json_object_get(hw, "gpus_source"));
+    bool gpus_known = gpus_src && strcmp(gpus_src, "unknown") != 0;
+    json_object_set_new(hw, "gpu_count", gpus_known ? json_integer((json_int_t)json_array_size(json_object_get(hw, "gpus")))
+                                                    : json_null());
+    bool partial = gpus_src && strcmp(gpus_src, "partial") == 0;
+    json_object_set_new(hw, "source", json_string(probe_source_name(partial ? PROBE_SOURCE_PARTIAL : PROBE_SOURCE_PROBED)));
     redact_context ctx;
     redact_context_local(&ctx);
     redact_hardware(hw, &ctx);

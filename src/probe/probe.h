@@ -42,16 +42,19 @@ typedef struct probe_options {
     const char *sys_root;
 } probe_options;
 
-/* Collects the hardware object into *out (a new reference, json_decref() it):
- *   {"cpu":    {"model", "cores", "threads", "features":[...], "source"},
- *    "memory": {"total_bytes", "source"},
+/* Collects the hardware object (schema/hardware.h's shape) into *out (a new reference,
+ * json_decref() it):
+ *   {"source": "probed"|"partial" (the GPU facts are partial),
+ *    "cpu":    {"model", "cores", "threads", "features":[...], "source"},
+ *    "memory_bytes",
  *    "os":     {"name", "version", "kernel", "source"},
  *    "power":  {"state": "ac"|"battery"|"ac-only"|"unknown", "source"},
  *    "volume": {"capacity_bytes", "free_bytes", "source",
  *               "read_sample": see probe_read_sample_json()   (when asked)},
  *    "gpus":   [{"vendor", "name", "memory_bytes", "memory": "dedicated"|"unified",
  *                "driver_version", "compute_capability", "power_limit_w",
- *                "max_sm_clock_mhz", "max_memory_clock_mhz", "compute_units"}, ...],
+ *                "max_sm_clock_mhz", "max_memory_clock_mhz", "cores" (SMs, compute units)}, ...],
+ *    "gpu_count": the GPUs listed, null when gpus_source is "unknown",
  *    "gpus_source": "probed"|"partial"|"unknown"}
  * A fact that could not be read is null. The object has passed redact_hardware() (see
  * redact.h): nothing outside the allowlist, nothing identifying. Returns PACER_OK even

@@ -62,9 +62,12 @@ void probe_cpuinfo_parse(const char *text, size_t n, probe_cpu *out);
 /* MemTotal in bytes, 0 when absent. */
 uint64_t probe_meminfo_parse(const char *text, size_t n);
 void probe_os_release_parse(const char *text, size_t n, probe_os *out);
+
+/* --- names.c: the name rules of every probe source --- */
 /* Normalises a CPU or GPU name in place: trims, squeezes blanks, " w/ " -> " with ". */
 void probe_name_normalise(char *s, size_t cap);
-/* True when `s` may be recorded as a device name (see redact.h's allowlist). */
+/* True when `s` may be recorded as a device name: 1..80 bytes of letters, digits and
+ * " ._()+/-@,", at least one letter, no run of 12 hex digits (see redact.h's allowlist). */
 bool probe_name_allowed(const char *s);
 
 /* --- visible.c: the CUDA/HIP visibility rules over an ordered list of GPUs --- */

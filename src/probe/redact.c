@@ -10,63 +10,7 @@
 #include "base/buf.h"
 #include "probe/probe_internal.h"
 #include "probe/redact.h"
-
-typedef enum redact_kind {
-    REDACT_OBJECT,
-    REDACT_OBJECTS, /* array of objects */
-    REDACT_TOKENS,  /* array of tokens */
-    REDACT_INT,
-    REDACT_NUM,
-    REDACT_NAME,    /* a device, CPU or OS name: probe_name_allowed() */
-    REDACT_TOKEN,   /* [a-z0-9_-], at most 32 */
-    REDACT_VERSION, /* [A-Za-z0-9._+~-], at most 64 */
-} redact_kind;
-
-/* Every field that may leave the machine. Paths use "." and "[]" for array elements. */
-static const struct {
-    const char *path;
-    redact_kind kind;
-} redact_allowlist[] = {
-    {"cpu", REDACT_OBJECT},
-    {"cpu.model", REDACT_NAME},
-    {"cpu.cores", REDACT_INT},
-    {"cpu.threads", REDACT_INT},
-    {"cpu.features", REDACT_TOKENS},
-    {"cpu.source", REDACT_TOKEN},
-    {"memory", REDACT_OBJECT},
-    {"memory.total_bytes", REDACT_INT},
-    {"memory.source", REDACT_TOKEN},
-    {"os", REDACT_OBJECT},
-    {"os.name", REDACT_NAME},
-    {"os.version", REDACT_VERSION},
-    {"os.kernel", REDACT_VERSION},
-    {"os.source", REDACT_TOKEN},
-    {"power", REDACT_OBJECT},
-    {"power.state", REDACT_TOKEN},
-    {"power.source", REDACT_TOKEN},
-    {"volume", REDACT_OBJECT},
-    {"volume.capacity_bytes", REDACT_INT},
-    {"volume.free_bytes", REDACT_INT},
-    {"volume.source", REDACT_TOKEN},
-    {"volume.read_sample", REDACT_OBJECT},
-    {"volume.read_sample.bytes", REDACT_INT},
-    {"volume.read_sample.seconds", REDACT_NUM},
-    {"volume.read_sample.gb_per_s", REDACT_NUM},
-    {"volume.read_sample.method", REDACT_TOKEN},
-    {"volume.read_sample.skipped", REDACT_TOKEN},
-    {"gpus", REDACT_OBJECTS},
-    {"gpus[].vendor", REDACT_TOKEN},
-    {"gpus[].name", REDACT_NAME},
-    {"gpus[].memory_bytes", REDACT_INT},
-    {"gpus[].memory", REDACT_TOKEN},
-    {"gpus[].driver_version", REDACT_VERSION},
-    {"gpus[].compute_capability", REDACT_VERSION},
-    {"gpus[].power_limit_w", REDACT_NUM},
-    {"gpus[].max_sm_clock_mhz", REDACT_INT},
-    {"gpus[].max_memory_clock_mhz", REDACT_INT},
-    {"gpus[].compute_units", REDACT_INT},
-    {"gpus_source", REDACT_TOKEN},
-};
+#include "schema/hardware.h"
 
 void redact_context_local(redact_context *ctx) {
     memset(ctx, 0, sizeof *ctx);
@@ -138,32 +82,12 @@ bool redact_text_identifying(const char *s, size_t n, const redact_context *ctx,
     return found != NULL;
 }
 
-static bool kind_ok(redact_kind kind, const json_t *v) {
+/* A value's form as the hardware table's row says, device names also through the
+ * probe's name allow-list. */
+static bool kind_ok(hardware_kind kind, const json_t *v) {
     if (json_is_null(v)) return true;
-    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-    size_t n = s ? strlen(s) : 0;
-    switch (kind) {
-    case REDACT_INT: return json_is_integer(v);
-    case REDACT_NUM: return json_is_number(v);
-    case REDACT_NAME: return s && probe_name_allowed(s);
-    case REDACT_TOKEN:
-        if (!s || n == 0 || n > 32) return false;
-        for (size_t i = 0; i < n; i++)
-            if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '_' && s[i] != '-') return false;
-        return true;
-    case REDACT_VERSION:
-        if (!s || n == 0 || n > 64) return false;
-        for (size_t i = 0; i < n; i++)
-            if (!isalnum((unsigned char)s[i]) && !strchr("._+~-", s[i])) return false;
-        return true;
-    default: return false;
-    }
-}
-
-static int allow_find(const char *path) {
-    for (size_t i = 0; i < sizeof redact_allowlist / sizeof redact_allowlist[0]; i++)
-        if (strcmp(redact_allowlist[i].path, path) == 0) return (int)i;
-    return -1;
+    if (kind == HW_NAME) return json_is_string(v) && probe_name_allowed(json_string_value(v));
+    return hardware_form_ok(kind, v);
 }
 
 static bool string_identifying(const json_t *v, const redact_context *ctx) {
@@ -174,16 +98,16 @@ static size_t filter_object(json_t *obj, const char *prefix, const redact_contex
 
 /* Checks one member value against its allowlist entry; returns removals/nulls made. */
 static size_t filter_value(json_t *parent, const char *key, json_t *v, const char *path, const redact_context *ctx) {
-    int at = allow_find(path);
-    if (at < 0) {
+    const hardware_field *row = hardware_field_find(path);
+    if (!row || (row->flags & HW_LEGACY)) { /* legacy rows are read in old receipts, never written */
         json_object_del(parent, key);
         return 1;
     }
-    redact_kind kind = redact_allowlist[at].kind;
+    hardware_kind kind = row->kind;
     if (json_is_null(v)) return 0;
-    if (kind == REDACT_OBJECT) {
+    if (kind == HW_OBJECT) {
         if (json_is_object(v)) return filter_object(v, path, ctx);
-    } else if (kind == REDACT_OBJECTS || kind == REDACT_TOKENS) {
+    } else if (kind == HW_OBJECTS || kind == HW_TOKENS) {
         if (json_is_array(v)) {
             size_t changed = 0, i;
             char elem[310];
@@ -191,14 +115,14 @@ static size_t filter_value(json_t *parent, const char *key, json_t *v, const cha
             strcat(elem, "[]");
             for (i = 0; i < json_array_size(v);) {
                 json_t *e = json_array_get(v, i);
-                bool ok = kind == REDACT_OBJECTS ? json_is_object(e)
-                                                 : kind_ok(REDACT_TOKEN, e) && !json_is_null(e) && !string_identifying(e, ctx);
+                bool ok = kind == HW_OBJECTS ? json_is_object(e)
+                                                 : kind_ok(HW_TOKEN, e) && !json_is_null(e) && !string_identifying(e, ctx);
                 if (!ok) {
                     json_array_remove(v, i);
                     changed++;
                     continue;
                 }
-                if (kind == REDACT_OBJECTS) changed += filter_object(e, elem, ctx);
+                if (kind == HW_OBJECTS) changed += filter_object(e, elem, ctx);
                 i++;
             }
             return changed;

@@ -1,4 +1,4 @@
-/* redact.h - what may leave the machine. One allowlist names every hardware field a
+/* redact.h - what may leave the machine. One allowlist (schema/hardware.h's table) names every hardware field a
  * receipt or manifest may carry and the form its value must have; everything else is
  * dropped. Host names, user names, home paths, serial numbers, MAC addresses and UUIDs
  * never pass. A path helper rewrites the benchmark's own paths to placeholders. */

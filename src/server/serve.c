@@ -1,8 +1,8 @@
-/* serve.c - the OpenAI routes (a table over server/http.h), request validation, the
- * single-decoder queue, generation (prefix reuse, sampling, drafting rounds, stop strings)
- * and OpenAI response/SSE bodies. The HTTP layer runs one thread per connection, so a
- * streaming body is generated inside its reader and a client that goes away stops generation
- * at the next token. */
+/* serve.c - the OpenAI routes (a table over server/http.h), request validation, generation
+ * (prefix reuse, sampling, drafting rounds, stop strings) and OpenAI response/SSE bodies.
+ * Generation runs on one scheduler thread (serve_sched.c) over --parallel KV slots: the
+ * connection threads hand it requests and wait for its bytes, so a client that does not
+ * read holds nobody else up, and one that goes away frees its slot at the next token. */
 #include "server/serve.h"
 
 #include <jansson.h>
@@ -25,26 +25,7 @@
 #include "server/http.h"
 #include "server/request.h"
 #include "server/serve_logprob.h"
-
-typedef struct serve_metrics {
-    uint64_t requests, errors, prompt_tokens, cached_tokens, generated_tokens;
-    double prefill_s, decode_s;
-} serve_metrics;
-
-struct serve_server {
-    http_server *http;
-    serve_options opt;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool busy, ready;
-    int waiting;
-    char *id, *file, *sha256, *revision, *hardware;
-    const chat_format *chat;
-    serve_metrics m;
-    gen_model gm; /* the backend, drafter, KV cache tokens and round buffers, under the decoder lock */
-    char *drafter_file, *drafter_sha256;
-    uint64_t next_id;
-};
+#include "server/serve_sched.h"
 
 /* ---- errors and small helpers ---- */
 
@@ -58,59 +39,19 @@ static pacer_err send_error(serve_server *s, http_req *req, const http_status *s
                              json_pack("{s:{s:s,s:s,s:i}}", "error", "message", st->msg, "type", st->type, "code", st->code));
 }
 
-/* ---- the decoder lock and its short queue ---- */
+/* ---- requests ---- */
 
-static bool decoder_acquire(serve_server *s) {
-    bool ok = true;
-    pthread_mutex_lock(&s->mu);
-    if (s->busy || s->waiting > 0) {
-        if (s->waiting >= s->opt.queue_max) ok = false;
-        else {
-            s->waiting++;
-            while (s->busy) pthread_cond_wait(&s->cv, &s->mu);
-            s->waiting--;
-        }
-    }
-    if (ok) s->busy = true;
-    pthread_mutex_unlock(&s->mu);
-    return ok;
-}
-
-static void decoder_release(serve_server *s) {
-    pthread_mutex_lock(&s->mu);
-    s->busy = false;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-}
-
-/* ---- generation ---- */
-
-typedef struct serve_gen {
-    serve_server *s;
-    serve_req r;
-    char id[40];
-    int64_t created;
-    gen_session gs;          /* the generation of the current prompt (engine/generate.h) */
-    bool started, sent_final, ended, holds_lock;
-    buf out; /* SSE bytes not yet handed to the socket */
-    buf acc; /* non-streaming: all text */
-    int choice;              /* the prompt being answered (completions batches have several) */
-    json_t *choices;         /* non-streaming: the finished choices */
-    struct { int n_prompt, prompt_n, predicted_n; int64_t t_prefill_ns; } finished; /* earlier prompts */
-    logprob_entry *lp;       /* this choice's positions: the echoed prompt, then each token */
-    int n_lp, lp_sent;       /* lp_sent: entries already put in a stream chunk */
-    int64_t lp_offset;       /* text_offset of the next entry */
-} serve_gen;
-
-static void gen_free(serve_gen *g) {
+void gen_free(serve_gen *g) {
     if (!g) return;
-    if (g->holds_lock) decoder_release(g->s);
     gen_session_free(&g->gs);
     buf_free(&g->out);
+    buf_free(&g->pending);
     buf_free(&g->acc);
     serve_req_free(&g->r);
     json_decref(g->choices);
+    json_decref(g->body);
     free(g->lp);
+    pthread_cond_destroy(&g->cv);
     free(g);
 }
 
@@ -118,7 +59,7 @@ static void gen_free(serve_gen *g) {
 
 /* Room for one more entry; the positions of a choice never exceed the context. */
 static pacer_err gen_lp_next(serve_gen *g, logprob_entry **e) {
-    const engine_backend *b = &g->s->gm.b;
+    const engine_backend *b = &g->s->b;
     if (!g->lp && !(g->lp = malloc(((size_t)b->n_ctx + 1) * sizeof *g->lp))) return PACER_ERR_NOMEM;
     if (g->n_lp > b->n_ctx) return PACER_ERR_STATE;
     *e = &g->lp[g->n_lp++];
@@ -131,7 +72,7 @@ static pacer_err gen_logprob_token(serve_gen *g, int32_t tok, const float *row) 
     if (g->r.logprobs < 0) return PACER_OK;
     logprob_entry *e;
     pacer_err rc = gen_lp_next(g, &e);
-    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->gm.b.n_vocab, tok, g->r.logprobs);
+    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->b.n_vocab, tok, g->r.logprobs);
     return rc;
 }
 
@@ -140,7 +81,7 @@ static pacer_err gen_echo_row(void *ctx, int i, const float *row) {
     serve_gen *g = ctx;
     logprob_entry *e;
     pacer_err rc = gen_lp_next(g, &e);
-    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->gm.b.n_vocab, g->r.tokens[i + 1], g->r.logprobs);
+    if (rc == PACER_OK) logprob_entry_fill(e, row, g->s->b.n_vocab, g->r.tokens[i + 1], g->r.logprobs);
     return rc;
 }
 
@@ -172,7 +113,7 @@ static int gen_n_choices(const serve_gen *g) { return g->r.n_prompts > 0 ? g->r.
 /* Tokenizes every text prompt of a completions request and checks every prompt's length
  * before anything is generated, so that a bad prompt of a batch is a 400, not a broken stream. */
 static bool gen_tokenize_prompts(serve_gen *g, http_status *st) {
-    const engine_backend *b = &g->s->gm.b;
+    const engine_backend *b = &g->s->b;
     for (int i = 0; i < g->r.n_prompts; i++) {
         serve_prompt *p = &g->r.prompts[i];
         char where[32] = "the prompt";
@@ -204,7 +145,7 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
     if (!g->r.echo) return PACER_OK;
     const serve_prompt *p = &g->r.prompts[g->choice];
     if (p->text) return buf_append_str(out, p->text);
-    const engine_backend *b = &g->s->gm.b;
+    const engine_backend *b = &g->s->b;
     gen_text t;
     gen_text_init(&t, NULL, 0);
     pacer_err rc = PACER_OK;
@@ -220,15 +161,19 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
 
 static bool gen_prefill(serve_gen *g, http_status *st);
 
-/* Starts answering prompt `i`: its prefill, and for a body the echoed text first. */
+/* Starts answering prompt `i`: its prefill, and for a body the echoed text first. Prefill
+ * runs on the scheduler thread between decode passes, as a pass of its own. */
 static bool gen_start_choice(serve_gen *g, int i, http_status *st) {
     if (!gen_load_prompt(g, i, st) || !gen_prefill(g, st)) return false;
     if (!g->r.stream && gen_echo_text(g, &g->acc)) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
     return true;
 }
 
-/* Starts answering the first prompt. */
-static bool gen_begin(serve_gen *g, http_status *st) {
+bool gen_begin(serve_gen *g, http_status *st) {
+    if (!g->r.stream && !g->choices && !(g->choices = json_array())) {
+        http_status_set(st, 500, "server_error", "out of memory");
+        return false;
+    }
     return gen_tokenize_prompts(g, st) && gen_start_choice(g, 0, st);
 }
 
@@ -261,8 +206,8 @@ static json_t *gen_logprobs_json(serve_gen *g, bool body) {
     const logprob_entry *e = g->lp ? g->lp + g->lp_sent : NULL;
     int n = g->n_lp - g->lp_sent;
     g->lp_sent = g->n_lp;
-    json_t *v = g->r.chat ? serve_logprobs_chat(&g->s->gm.b, e, n)
-                          : serve_logprobs_completion(&g->s->gm.b, e, n, &g->lp_offset);
+    json_t *v = g->r.chat ? serve_logprobs_chat(&g->s->b, e, n)
+                          : serve_logprobs_completion(&g->s->b, e, n, &g->lp_offset);
     return v ? v : json_null();
 }
 
@@ -270,7 +215,7 @@ static json_t *gen_logprobs_json(serve_gen *g, bool body) {
  * for an echoed prompt with log-probabilities every row scored (position 0 has none). */
 static bool gen_prefill(serve_gen *g, http_status *st) {
     serve_server *s = g->s;
-    const engine_backend *b = &s->gm.b;
+    const engine_backend *b = &s->b;
     int n = g->r.n_tokens;
     if (!g->r.has_tokens) {
         free(g->r.tokens);
@@ -288,7 +233,7 @@ static bool gen_prefill(serve_gen *g, http_status *st) {
     gen_params p = {.sp = g->r.sp, .seed = g->r.seed, .max_tokens = g->r.max_tokens, .stops = g->r.stops,
                     .n_stops = g->r.n_stops, .reuse_prefix = g->r.cache_prompt};
     /* one hash over a whole batch */
-    if (gen_session_start(&g->gs, &s->gm, &p, g->r.tokens, n, rows ? gen_echo_row : NULL, g, g->choice > 0)) goto fail;
+    if (gen_session_start(&g->gs, &s->slots[g->slot].gm, &p, g->r.tokens, n, rows ? gen_echo_row : NULL, g, g->choice > 0)) goto fail;
     return true;
 fail:
     http_status_set(st, 500, "server_error", "the engine failed");
@@ -373,13 +318,13 @@ static pacer_err gen_stream_echo(serve_gen *g) {
     if (rc == PACER_OK) {
         json_t *v = gen_envelope(g, false);
         json_array_append_new(json_object_get(v, "choices"), gen_choice(g, text.data, text.len, false, NULL, false));
-        rc = sse_append(&g->out, v);
+        rc = sse_append(&g->pending, v);
     }
     buf_free(&text);
     return rc;
 }
 
-/* Produces the next SSE events into g->out. */
+/* Produces the next SSE events into g->pending. */
 static pacer_err gen_stream_more(serve_gen *g) {
     pacer_err rc = PACER_OK;
     if (!g->started) {
@@ -387,7 +332,7 @@ static pacer_err gen_stream_more(serve_gen *g) {
         if (g->r.chat) {
             json_t *v = gen_envelope(g, false);
             json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, true, NULL, false));
-            return sse_append(&g->out, v);
+            return sse_append(&g->pending, v);
         }
         if (g->r.echo) return gen_stream_echo(g);
     }
@@ -398,7 +343,7 @@ static pacer_err gen_stream_more(serve_gen *g) {
         if (rc == PACER_OK && (text.len || g->lp_sent < g->n_lp)) { /* log-probabilities: a chunk per step */
             json_t *v = gen_envelope(g, false);
             json_array_append_new(json_object_get(v, "choices"), gen_choice(g, text.data, text.len, false, NULL, false));
-            rc = sse_append(&g->out, v);
+            rc = sse_append(&g->pending, v);
         }
         buf_free(&text);
         if (rc || !g->gs.done) return rc;
@@ -407,7 +352,7 @@ static pacer_err gen_stream_more(serve_gen *g) {
         /* a batch: this choice ends with its finish_reason, the next prompt starts */
         json_t *v = gen_envelope(g, false);
         json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->gs.finish, false));
-        if ((rc = sse_append(&g->out, v))) return rc;
+        if ((rc = sse_append(&g->pending, v))) return rc;
         http_status st;
         if (!gen_next_prompt(g, &st)) return PACER_ERR_STATE;
         return gen_stream_echo(g);
@@ -422,68 +367,23 @@ static pacer_err gen_stream_more(serve_gen *g) {
         json_array_append_new(json_object_get(v, "choices"), gen_choice(g, "", 0, false, g->gs.finish, false));
         json_object_set_new(v, "timings", gen_timings(g));
         json_object_set_new(v, "token_hash", json_string(hex));
-        if ((rc = sse_append(&g->out, v))) return rc;
+        if ((rc = sse_append(&g->pending, v))) return rc;
         if (g->r.include_usage) {
             v = gen_envelope(g, false);
             json_object_set_new(v, "usage", gen_usage(g));
-            if ((rc = sse_append(&g->out, v))) return rc;
+            if ((rc = sse_append(&g->pending, v))) return rc;
         }
-        rc = buf_append_str(&g->out, "data: [DONE]\n\n");
-        if (g->holds_lock) { g->holds_lock = false; decoder_release(g->s); }
+        rc = buf_append_str(&g->pending, "data: [DONE]\n\n");
     }
     return rc;
 }
 
-/* The streamed body: generates events as the socket takes them (http_stream_read). */
-static ssize_t stream_reader(void *cls, char *dst, size_t max) {
-    serve_gen *g = cls;
-    while (g->out.len == 0) {
-        if (g->sent_final) return HTTP_STREAM_END;
-        if (gen_stream_more(g)) return HTTP_STREAM_ERROR;
-    }
-    size_t n = g->out.len < max ? g->out.len : max;
-    memcpy(dst, g->out.data, n);
-    buf_consume(&g->out, n);
-    return (ssize_t)n;
-}
-
-static void stream_free(void *cls) { gen_free(cls); }
-
-/* POST /v1/completions and /v1/chat/completions: a body, or an SSE stream. */
-static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
-    http_status st = {0};
-    serve_gen *g = calloc(1, sizeof *g);
-    if (!g) return PACER_ERR_NOMEM;
-    g->s = s;
-    buf_init(&g->out, 1u << 22);
-    buf_init(&g->acc, 1u << 24);
-    pthread_mutex_lock(&s->mu);
-    s->m.requests++;
-    snprintf(g->id, sizeof g->id, "%s-%llu", chat ? "chatcmpl" : "cmpl", (unsigned long long)++s->next_id);
-    pthread_mutex_unlock(&s->mu);
-    g->created = (int64_t)time(NULL);
-    size_t len;
-    const char *body = http_req_body(req, &len);
-    serve_req_model rm = {.id = s->id, .chat = s->chat, .n_vocab = s->gm.b.n_vocab, .prompt_cache = s->opt.prompt_cache};
-    if (!serve_req_parse(&rm, body, len, chat, &g->r, &st)) goto error;
-    if (!decoder_acquire(s)) {
-        http_status_set(&st, 503, "unavailable_error", "the server is busy: retry later");
-        goto error;
-    }
-    g->holds_lock = true;
-    if (!gen_begin(g, &st)) goto error;
-    if (g->r.stream) {
-        if (http_req_add_header(req, "Cache-Control", "no-cache")) { gen_free(g); return PACER_ERR_NOMEM; }
-        return http_respond_stream(req, 200, "text/event-stream", stream_reader, stream_free, g);
-    }
-    if (!(g->choices = json_array())) { http_status_set(&st, 500, "server_error", "out of memory"); goto error; }
-    for (;;) {
-        while (!g->gs.done)
-            if (gen_step(g, &g->acc)) { http_status_set(&st, 500, "server_error", "the engine failed"); goto error; }
-        json_array_append_new(g->choices, gen_choice(g, g->acc.data, g->acc.len, false, g->gs.finish, true));
-        if (g->choice + 1 >= gen_n_choices(g)) break;
-        if (!gen_next_prompt(g, &st)) goto error;
-    }
+/* The body's next step: a token into the text, a finished choice (and the batch's next
+ * prompt), or the whole answer into g->body. */
+static pacer_err gen_body_more(serve_gen *g) {
+    if (!g->gs.done) return gen_step(g, &g->acc);
+    json_array_append_new(g->choices, gen_choice(g, g->acc.data, g->acc.len, false, g->gs.finish, true));
+    if (g->choice + 1 < gen_n_choices(g)) return gen_next_prompt(g, &g->st) ? PACER_OK : PACER_ERR_STATE;
     gen_fold_finished(g);
     gen_account(g);
     char hex[65];
@@ -493,10 +393,90 @@ static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
     json_object_set_new(v, "usage", gen_usage(g));
     json_object_set_new(v, "timings", gen_timings(g));
     json_object_set_new(v, "token_hash", json_string(hex));
-    gen_free(g);
-    return http_respond_json(req, 200, v);
-error:
-    gen_free(g);
+    g->body = v;
+    g->sent_final = true;
+    return PACER_OK;
+}
+
+pacer_err gen_advance(serve_gen *g) {
+    pacer_err rc = PACER_OK;
+    while (rc == PACER_OK && !g->sent_final && !gen_session_needs_eval(&g->gs))
+        rc = g->r.stream ? gen_stream_more(g) : gen_body_more(g);
+    return rc;
+}
+
+/* The streamed body: the scheduler's events as the socket takes them (http_stream_read).
+ * Ends in an error (the connection closed mid-body) when generation was cut short. */
+static ssize_t stream_reader(void *cls, char *dst, size_t max) {
+    serve_gen *g = cls;
+    serve_server *s = g->s;
+    pthread_mutex_lock(&s->mu);
+    while (g->out.len == 0 && g->state == GEN_RUNNING) pthread_cond_wait(&g->cv, &s->mu);
+    ssize_t n = g->broken ? HTTP_STREAM_ERROR : HTTP_STREAM_END;
+    if (g->out.len) {
+        size_t k = g->out.len < max ? g->out.len : max;
+        memcpy(dst, g->out.data, k);
+        buf_consume(&g->out, k);
+        n = (ssize_t)k;
+        if (g->out.len == 0) pthread_cond_signal(&s->drained);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* The connection is done with the stream (finished or gone): generation stops. */
+static void stream_free(void *cls) {
+    serve_gen *g = cls;
+    pthread_mutex_lock(&g->s->mu);
+    g->gone = true;
+    pthread_mutex_unlock(&g->s->mu);
+    sched_release(g);
+}
+
+/* POST /v1/completions and /v1/chat/completions: a body, or an SSE stream. The request
+ * waits for a slot (up to queue_max wait, then 503), the scheduler prefills it and decodes
+ * it with the others; this thread only answers. */
+static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
+    http_status st = {0};
+    serve_gen *g = calloc(1, sizeof *g);
+    if (!g) return PACER_ERR_NOMEM;
+    g->s = s;
+    pthread_cond_init(&g->cv, NULL);
+    buf_init(&g->out, SERVE_UNREAD_MAX);
+    buf_init(&g->pending, 1u << 22);
+    buf_init(&g->acc, 1u << 24);
+    pthread_mutex_lock(&s->mu);
+    s->m.requests++;
+    snprintf(g->id, sizeof g->id, "%s-%llu", chat ? "chatcmpl" : "cmpl", (unsigned long long)++s->next_id);
+    pthread_mutex_unlock(&s->mu);
+    g->created = (int64_t)time(NULL);
+    size_t len;
+    const char *body = http_req_body(req, &len);
+    serve_req_model rm = {.id = s->id, .chat = s->chat, .n_vocab = s->b.n_vocab, .prompt_cache = s->opt.prompt_cache};
+    if (!serve_req_parse(&rm, body, len, chat, &g->r, &st)) {
+        gen_free(g);
+        return send_error(s, req, &st);
+    }
+    if (!sched_submit(s, g)) {
+        gen_free(g);
+        http_status_set(&st, 503, "unavailable_error", "the server is busy: retry later");
+        return send_error(s, req, &st);
+    }
+    gen_state state = sched_wait(g, g->r.stream ? GEN_RUNNING : GEN_ENDED);
+    if (state == GEN_FAILED) {
+        st = g->st;
+        sched_release(g);
+        return send_error(s, req, &st);
+    }
+    if (g->r.stream) {
+        if (http_req_add_header(req, "Cache-Control", "no-cache")) { stream_free(g); return PACER_ERR_NOMEM; }
+        return http_respond_stream(req, 200, "text/event-stream", stream_reader, stream_free, g);
+    }
+    json_t *v = g->body;
+    g->body = NULL;
+    sched_release(g);
+    if (v) return http_respond_json(req, 200, v);
+    http_status_set(&st, 500, "server_error", "the engine failed");
     return send_error(s, req, &st);
 }
 
@@ -504,8 +484,8 @@ error:
 
 static json_t *model_object(serve_server *s) {
     return json_pack("{s:s,s:s,s:I,s:s,s:s,s:b,s:i,s:s}", "id", s->id, "object", "model", "created", (json_int_t)0,
-                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->gm.b.n_ctx,
-                     "drafting", draft_mode_name(s->gm.mode));
+                     "owned_by", "pacer", "family", s->chat->name, "raw_text", s->chat->raw_text, "n_ctx", s->b.n_ctx,
+                     "drafting", draft_mode_name(s->mode));
 }
 
 /* The rest of the routes: each a http_handler; ctx is the serve_server. The routes that need
@@ -556,8 +536,8 @@ static pacer_err route_manifest(void *ctx, http_req *req) {
     rc = rc ? rc : manifest_put(v, MF_RAW_TEXT, json_boolean(s->chat->raw_text));
     rc = rc ? rc : manifest_put(v, MF_PROMPT_CACHE, json_boolean(s->opt.prompt_cache));
     if (!rc && s->revision[0]) rc = manifest_put(v, MF_REVISION, json_string(s->revision));
-    rc = rc ? rc : manifest_put(v, MF_DRAFTING, json_string(draft_mode_name(s->gm.mode)));
-    if (!rc && s->gm.mode == DRAFT_MODE_MODEL)
+    rc = rc ? rc : manifest_put(v, MF_DRAFTING, json_string(draft_mode_name(s->mode)));
+    if (!rc && s->mode == DRAFT_MODE_MODEL)
         rc = manifest_put(v, MF_DRAFTER, json_pack("{s:s,s:s}", "file", s->drafter_file, "sha256", s->drafter_sha256));
     json_t *hw = s->hardware ? json_loads(s->hardware, 0, NULL) : NULL;
     if (!rc && json_is_object(hw)) rc = manifest_put(v, MF_HARDWARE, json_incref(hw));
@@ -575,6 +555,7 @@ static pacer_err route_metrics(void *ctx, http_req *req) {
     buf_init(&b, 1u << 16);
     pthread_mutex_lock(&s->mu);
     serve_metrics m = s->m;
+    int busy = s->n_slots - s->n_free, queued = s->n_queued;
     pthread_mutex_unlock(&s->mu);
     buf_appendf(&b,
                 "# TYPE pacer_requests_total counter\npacer_requests_total %llu\n"
@@ -583,9 +564,15 @@ static pacer_err route_metrics(void *ctx, http_req *req) {
                 "# TYPE pacer_prompt_tokens_cached_total counter\npacer_prompt_tokens_cached_total %llu\n"
                 "# TYPE pacer_generated_tokens_total counter\npacer_generated_tokens_total %llu\n"
                 "# TYPE pacer_prefill_seconds_total counter\npacer_prefill_seconds_total %.6f\n"
-                "# TYPE pacer_decode_seconds_total counter\npacer_decode_seconds_total %.6f\n",
+                "# TYPE pacer_decode_seconds_total counter\npacer_decode_seconds_total %.6f\n"
+                "# TYPE pacer_decode_passes_total counter\npacer_decode_passes_total %llu\n"
+                "# TYPE pacer_decode_rows_total counter\npacer_decode_rows_total %llu\n"
+                "# TYPE pacer_decode_pass_seconds_total counter\npacer_decode_pass_seconds_total %.6f\n"
+                "# TYPE pacer_slots_busy gauge\npacer_slots_busy %d\n"
+                "# TYPE pacer_requests_waiting gauge\npacer_requests_waiting %d\n",
                 (unsigned long long)m.requests, (unsigned long long)m.errors, (unsigned long long)m.prompt_tokens,
-                (unsigned long long)m.cached_tokens, (unsigned long long)m.generated_tokens, m.prefill_s, m.decode_s);
+                (unsigned long long)m.cached_tokens, (unsigned long long)m.generated_tokens, m.prefill_s, m.decode_s,
+                (unsigned long long)m.passes, (unsigned long long)m.rows, m.pass_s, busy, queued);
     size_t len = b.len;
     char *text = buf_detach(&b);
     if (!text) return PACER_ERR_NOMEM;
@@ -635,6 +622,7 @@ void serve_options_default(serve_options *o) {
     o->queue_max = 4;
     o->max_body = 1u << 20;
     o->draft_max = 8;
+    o->parallel = 1;
 }
 
 pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len) {
@@ -643,12 +631,17 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
         snprintf(err, err_len, "the draft length must be 1..%d", DRAFT_MAX);
         return PACER_ERR_ARG;
     }
+    if (o->parallel < 1 || o->parallel > SERVE_PARALLEL_MAX) {
+        snprintf(err, err_len, "the number of parallel sequences must be 1..%d", SERVE_PARALLEL_MAX);
+        return PACER_ERR_ARG;
+    }
     serve_server *s = calloc(1, sizeof *s);
     if (!s) return PACER_ERR_NOMEM;
     s->opt = *o;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    /* one thread per connection: a streamed body is generated inside its reader */
+    pthread_cond_init(&s->drained, NULL);
+    /* one thread per connection: a streamed body waits for the scheduler's bytes in its reader */
     http_options ho = {.host = o->host, .port = o->port, .max_body = o->max_body, .timeout_s = 600,
                        .tcp_nodelay = true, .routes = ROUTES, .n_routes = sizeof ROUTES / sizeof ROUTES[0],
                        .not_found = route_not_found, .too_large = route_too_large, .ctx = s};
@@ -656,6 +649,7 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     if (rc) {
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
+        pthread_cond_destroy(&s->drained);
         free(s);
         return rc;
     }
@@ -680,20 +674,23 @@ pacer_err serve_set_model(serve_server *s, const engine_backend *b, const serve_
     const char *dslash = info->drafter_path ? strrchr(info->drafter_path, '/') : NULL;
     s->drafter_file = dup_or_empty(dslash ? dslash + 1 : info->drafter_path);
     s->drafter_sha256 = dup_or_empty(info->drafter_sha256);
-    bool ok = s->id && s->file && s->sha256 && s->revision && s->drafter_file && s->drafter_sha256 &&
-              gen_model_init(&s->gm, b, info->drafter, s->opt.serial, s->opt.draft_max) == PACER_OK;
-    s->ready = ok;
+    s->b = *b;
+    pacer_err rc = s->id && s->file && s->sha256 && s->revision && s->drafter_file && s->drafter_sha256
+                       ? sched_start(s, info->drafter)
+                       : PACER_ERR_NOMEM;
+    s->ready = rc == PACER_OK;
     pthread_mutex_unlock(&s->mu);
-    return ok ? PACER_OK : PACER_ERR_NOMEM;
+    return rc;
 }
 
 void serve_stop(serve_server *s) {
     if (!s) return;
+    sched_stop(s); /* requests in flight end, their connections close */
     http_server_stop(s->http);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->drained);
     free(s->id); free(s->file); free(s->sha256); free(s->revision); free(s->hardware);
     free(s->drafter_file); free(s->drafter_sha256);
-    gen_model_free(&s->gm);
     free(s);
 }

@@ -32,11 +32,16 @@ typedef struct serve_options {
     const char *host;       /* default 127.0.0.1 */
     int port;               /* 0: any free port */
     bool prompt_cache;      /* reuse the common prompt prefix (default on) */
-    int queue_max;          /* requests that may wait for the decoder (default 4) */
+    int queue_max;          /* requests that may wait for a free slot (default 4) */
     size_t max_body;        /* request body cap in bytes (default 1 MiB) */
     bool serial;            /* no drafting at all (default off: n-gram lookup, or the drafter) */
     int draft_max;          /* draft tokens proposed per verify round (default 8, 1..64) */
+    /* Sequences decoded together, one KV slot each (default 1, 1..SERVE_PARALLEL_MAX); more
+     * than 1 needs a backend with that many sequences (eval_rows) and no drafter model. */
+    int parallel;
 } serve_options;
+
+#define SERVE_PARALLEL_MAX 256
 
 typedef struct serve_server serve_server;
 
@@ -47,7 +52,8 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
 /* The bound port. */
 int serve_port(const serve_server *s);
 /* Makes the model live: /health turns 200. The backend must outlive the server.
- * PACER_ERR_ARG when the drafter's n_vocab differs from the model's. */
+ * PACER_ERR_ARG when the drafter's n_vocab differs from the model's, or options.parallel
+ * asks for more sequences than the backend has or for a drafter with more than one. */
 pacer_err serve_set_model(serve_server *s, const engine_backend *b, const serve_model_info *info);
 /* Stops listening, waits for in-flight requests, frees. Accepts NULL. */
 void serve_stop(serve_server *s);

@@ -27,5 +27,12 @@ usage_exit "model: unknown subcommand" model frobnicate
 usage_exit "model synth: no output" model synth
 usage_exit "pull: no repo" pull
 usage_exit "request: no server" request
+usage_exit "request: unknown option" request --server http://127.0.0.1:1 --no-such-option
+usage_exit "request: fractional seed" request --server http://127.0.0.1:1 --seed 1.5
+usage_exit "request: bad --tokens" request --server http://127.0.0.1:1 --tokens 2.5
+usage_exit "model synth: unknown option" model synth -o m.gguf --no-such-option
+usage_exit "model synth: negative seed" model synth -o m.gguf --seed -1
+usage_exit "model synth: seed past 2^64" model synth -o m.gguf --seed 18446744073709551616
+usage_exit "model quantize: unknown option" model quantize a.gguf b.gguf --type q8_0 --no-such-option
 check "usage errors wrote no receipt" sh -c "[ ! -d '$HOME/.pacer/benchmarks' ] || [ -z \"\$(ls -A '$HOME/.pacer/benchmarks')\" ]"
 finish

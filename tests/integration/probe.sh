@@ -11,11 +11,14 @@ facts() {
   python3 - "$1" <<'PY'
 import json, sys
 hw = json.load(open(sys.argv[1]))
-need = [("cpu", "model"), ("cpu", "threads"), ("memory", "total_bytes"), ("os", "kernel"), ("os", "name"),
+need = [("cpu", "model"), ("cpu", "threads"), ("os", "kernel"), ("os", "name"),
         ("power", "state"), ("volume", "capacity_bytes"), ("volume", "free_bytes")]
 bad = [s + "." + k for s, k in need if hw.get(s, {}).get(k) in (None, "", "unknown")]
-bad += [s + ".source" for s in ("cpu", "memory", "os", "power", "volume")
+bad += [s + ".source" for s in ("cpu", "os", "power", "volume")
         if hw[s].get("source") not in ("probed", "partial")]
+if not isinstance(hw.get("memory_bytes"), int) or hw["memory_bytes"] < 1: bad.append("memory_bytes")
+if hw.get("source") not in ("probed", "partial"): bad.append("source")
+if "gpu_count" not in hw or "gpus" not in hw: bad.append("gpu_count/gpus")
 if hw.get("gpus_source") not in ("probed", "partial", "unknown"): bad.append("gpus_source")
 print(" ".join(bad))
 sys.exit(1 if bad else 0)

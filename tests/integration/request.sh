@@ -136,6 +136,22 @@ check "connection refused: failed (exit $rrc)" sh -c "[ $rrc -eq 3 ] && grep -q 
 "$PACER" request --server "ftp://127.0.0.1:$port" >/dev/null 2>"$TMP/ftp.err"
 frc=$?
 check "ftp:// refused as a usage error (exit $frc)" sh -c "[ $frc -eq 1 ] && grep -q 'http' '$TMP/ftp.err'"
+# A seed is a 64-bit integer: one above 2^53 (not representable as a double) reaches the
+# server and the sample exactly; a fraction is refused as a usage error.
+"$SERVER" --port-file "$TMP/port5" --log "$TMP/seed.log" --script $FAULT/normal.script 2>/dev/null &
+track $!
+wait_file "$TMP/port5"
+"$PACER" request --server "http://127.0.0.1:$(cat "$TMP/port5")" --temperature 0.7 --seed 9007199254740993 \
+  >"$TMP/seed.json" 2>/dev/null
+srv_seed=$(python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    body = line.rstrip("\n").split("\t", 2)[2]
+    print(json.loads(body).get("seed"))' "$TMP/seed.log" 2>/dev/null)
+check "seed 2^53+1 reaches the server exactly ($srv_seed)" [ "$srv_seed" = 9007199254740993 ]
+check "seed 2^53+1 is the sample's seed" [ "$(json_field "$TMP/seed.json" seed)" = 9007199254740993 ]
+"$PACER" request --server "http://127.0.0.1:$(cat "$TMP/port5")" --seed 1.5 >/dev/null 2>"$TMP/seed.err"
+src=$?
+check "a fractional seed is a usage error (exit $src)" sh -c "[ $src -eq 1 ] && grep -q \"'1.5' is not a valid number\" '$TMP/seed.err'"
 "$PACER" request --help | grep -q 'Exit status' && pass "--help documents exit codes" || fail "--help documents exit codes"
 
 check "fault server stayed up" kill -0 "$(echo $T_PIDS | cut -d' ' -f1)"

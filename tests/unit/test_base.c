@@ -84,6 +84,20 @@ Test(clock, monotonic_nanoseconds) {
     cr_assert_eq(iso[19], 'Z');
 }
 
+/* seconds are the same clock; CPU time grows with work and not with sleep */
+Test(clock, seconds_and_cpu_time) {
+    double s0 = clock_now_s();
+    int64_t n0 = clock_now_ns();
+    cr_assert(s0 <= (double)n0 / 1e9 + 1e-6 && s0 > (double)n0 / 1e9 - 1.0);
+    double c0 = clock_cpu_s();
+    volatile uint64_t x = 0;
+    while (clock_cpu_s() - c0 < 0.01) x += 1;
+    double c1 = clock_cpu_s();
+    clock_sleep_ns(20000000);
+    cr_assert_geq(clock_now_s() - s0, 0.02);
+    cr_assert_lt(clock_cpu_s() - c1, 0.02 - 1e-3, "sleeping costs (almost) no CPU");
+}
+
 Test(fileio, atomic_write_replaces_whole_file) {
     char dir[] = "/tmp/pacer-test-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));

@@ -172,9 +172,9 @@ Test(engine, open_missing_file) {
 
 /* ---- quantized checkpoints (packed Q8_0 / Q4_0 matrices) ---- */
 
-/* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group). Q4_K
- * (rows of 256) is an F16 checkpoint through `pacer model quantize`. */
-static engine *open_synth(ggml_type type, int threads, char *path, size_t len) {
+/* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group) with
+ * n_seq KV slots. Q4_K (rows of 256) is an F16 checkpoint through `pacer model quantize`. */
+static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
     snprintf(path, len, "/tmp/pacer-test-engine-%d-%s.gguf", (int)getpid(), ggml_type_name(type));
     bool kq = type == GGML_TYPE_Q4_K;
     synth_params p;
@@ -199,7 +199,7 @@ static engine *open_synth(ggml_type type, int threads, char *path, size_t len) {
         quantize_close(j);
         unlink(src);
     }
-    engine_params ep = {.n_threads = threads, .n_ctx = 128};
+    engine_params ep = {.n_threads = threads, .n_ctx = 128, .n_seq = n_seq};
     engine *e = NULL;
     cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "engine_open: %s", err);
     return e;
@@ -210,7 +210,7 @@ static engine *open_synth(ggml_type type, int threads, char *path, size_t len) {
 static void check_quantized(ggml_type type) {
     char path[128];
     enum { T = 70 };
-    engine *e1 = open_synth(type, 1, path, sizeof path), *e3 = open_synth(type, 3, path, sizeof path);
+    engine *e1 = open_synth(type, 1, 1, path, sizeof path), *e3 = open_synth(type, 3, 1, path, sizeof path);
     int nv = engine_get_info(e1)->n_vocab;
     int32_t toks[T];
     for (int i = 0; i < T; i++)
@@ -238,3 +238,58 @@ static void check_quantized(ggml_type type) {
 Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q8_0); }
 Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_0); }
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_K); }
+
+/* Continuous batching: three sequences in their own KV slots, stepped together with
+ * engine_eval_rows (one row each, then a step where one sequence adds three rows and one
+ * rewinds), give every row the logits of the same sequence evaluated alone, bit for bit. */
+static void check_rows(ggml_type type) {
+    char path[128];
+    engine *multi = open_synth(type, 2, 3, path, sizeof path), *alone = open_synth(type, 2, 1, path, sizeof path);
+    cr_assert_eq(engine_n_seq(multi), 3);
+    int nv = engine_get_info(multi)->n_vocab;
+    enum { S = 3, STEPS = 6, MAXR = 8 };
+    int32_t hist[S][64];
+    int len[S] = {20, 7, 12};
+    for (int q = 0; q < S; q++)
+        for (int i = 0; i < len[q]; i++)
+            hist[q][i] = (int32_t)((i * 7919 + q * 31 + 5) % nv);
+    for (int q = 0; q < S; q++)
+        cr_assert_eq(engine_eval_seq(multi, q, hist[q], len[q], 0, NULL, false), PACER_OK);
+    cr_assert_eq(engine_eval_seq(multi, 3, hist[0], 1, 0, NULL, false), PACER_ERR_ARG);
+    float *rows = malloc((size_t)MAXR * nv * sizeof(float)), *one = malloc((size_t)nv * sizeof(float));
+    for (int step = 0; step < STEPS; step++) {
+        int32_t tok[MAXR];
+        int seq[MAXR], pos[MAXR], n = 0;
+        for (int q = 0; q < S; q++) {
+            int k = step == 3 && q == 1 ? 3 : 1;    /* a verify round's rows */
+            if (step == 4 && q == 2) len[q] -= 2;   /* a rewind: rejected drafts */
+            for (int j = 0; j < k; j++) {
+                hist[q][len[q]] = (int32_t)((len[q] * 131 + q) % nv);
+                tok[n] = hist[q][len[q]];
+                seq[n] = q;
+                pos[n++] = len[q]++;
+            }
+        }
+        cr_assert_eq(engine_eval_rows(multi, tok, seq, pos, n, rows), PACER_OK);
+        for (int r = 0; r < n; r++) {
+            /* the same sequence alone: its history evaluated afresh, the row's position last */
+            cr_assert_eq(engine_eval(alone, hist[seq[r]], pos[r] + 1, 0, one, false), PACER_OK);
+            cr_assert(memcmp(rows + (size_t)r * nv, one, (size_t)nv * sizeof(float)) == 0,
+                      "%s: step %d row %d (sequence %d) differs from the sequence alone", ggml_type_name(type), step, r,
+                      seq[r]);
+        }
+    }
+    /* a sequence's rows must be consecutive positions, starting within its cache */
+    int32_t t2[2] = {1, 2};
+    int s2[2] = {0, 0}, p2[2] = {3, 5}, p3[1] = {60};
+    cr_assert_eq(engine_eval_rows(multi, t2, s2, p2, 2, NULL), PACER_ERR_ARG);
+    cr_assert_eq(engine_eval_rows(multi, t2, s2, p3, 1, NULL), PACER_ERR_ARG);
+    free(rows);
+    free(one);
+    engine_close(multi);
+    engine_close(alone);
+    unlink(path);
+}
+
+Test(engine, q8_0_sequences_batched_equal_alone, .timeout = 60) { check_rows(GGML_TYPE_Q8_0); }
+Test(engine, f16_sequences_batched_equal_alone, .timeout = 60) { check_rows(GGML_TYPE_F16); }

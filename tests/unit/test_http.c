@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "loopback.h"
+#include "base/version.h"
 #include "net/http.h"
 
 static const struct {
@@ -69,14 +70,18 @@ Test(http, header_lookup) {
     http_response_free(&r);
 }
 
+/* The head of the request serve_once() answered last. */
+static const char *last_request = "";
+
 /* A one-shot loopback server: answers one request with "ok". */
 static void *serve_once(void *arg) {
     int ls = *(int *)arg;
     int fd = accept(ls, NULL, NULL);
     if (fd < 0) return NULL;
-    char req[4096];
-    ssize_t n = recv(fd, req, sizeof req, 0);
-    (void)n;
+    static char req[4096];
+    ssize_t n = recv(fd, req, sizeof req - 1, 0);
+    req[n > 0 ? n : 0] = '\0';
+    last_request = req;
     static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
     ssize_t w = send(fd, reply, sizeof reply - 1, 0);
     (void)w;
@@ -86,6 +91,23 @@ static void *serve_once(void *arg) {
 
 static pacer_err collect_body(void *ctx, const char *data, size_t n, int64_t t_ns) {
     return buf_append(ctx, data, n);
+}
+
+/* One GET to a serve_once() server; the body in *body, the response in *r (free both). */
+static pacer_err get_once(buf *body, http_response *r) {
+    int port;
+    int ls = listen_loopback(&port);
+    pthread_t t;
+    pthread_create(&t, NULL, serve_once, &ls);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
+    buf_init(body, 1024);
+    http_request q = {.method = "GET", .url = url, .total_timeout_ms = 10000, .on_data = collect_body, .ctx = body};
+    http_response_init(r);
+    pacer_err rc = http_perform(&q, r);
+    pthread_join(t, NULL);
+    close(ls);
+    return rc;
 }
 
 Test(http, proxy_variables_are_ignored) {
@@ -99,20 +121,9 @@ Test(http, proxy_variables_are_ignored) {
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) setenv(vars[i], proxy, 1);
     unsetenv("no_proxy");
     unsetenv("NO_PROXY");
-    int port;
-    int ls = listen_loopback(&port);
-    pthread_t t;
-    pthread_create(&t, NULL, serve_once, &ls);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
     buf body;
-    buf_init(&body, 1024);
-    http_request q = {.method = "GET", .url = url, .total_timeout_ms = 10000, .on_data = collect_body, .ctx = &body};
     http_response r;
-    http_response_init(&r);
-    pacer_err rc = http_perform(&q, &r);
-    pthread_join(t, NULL);
-    close(ls);
+    pacer_err rc = get_once(&body, &r);
     cr_assert_eq(rc, PACER_OK, "reason: %s", r.reason);
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(body.data, "ok");
@@ -138,4 +149,15 @@ Test(http, failure_reason_names_no_host_or_port) {
         cr_assert(strstr(r.reason, hosts[i]) == NULL && strstr(r.reason, port_text) == NULL, "reason: %s", r.reason);
         http_response_free(&r);
     }
+}
+
+/* Every handle starts with net/client.h's setup: the user agent names pacer's version. */
+Test(http, user_agent_names_the_version) {
+    buf body;
+    http_response r;
+    pacer_err rc = get_once(&body, &r);
+    cr_assert_eq(rc, PACER_OK, "reason: %s", r.reason);
+    cr_expect(strstr(last_request, "\r\nUser-Agent: pacer/" PACER_VERSION "\r\n") != NULL, "%s", last_request);
+    http_response_free(&r);
+    buf_free(&body);
 }

@@ -16,6 +16,7 @@
 #include "probe/probe.h"
 #include "probe/probe_internal.h"
 #include "probe/redact.h"
+#include "schema/hardware.h"
 
 static buf fixture(const char *name) {
     char path[256];
@@ -70,6 +71,45 @@ Test(linux, meminfo_and_os_release) {
     cr_assert_str_eq(os.version, "24.04");
     buf_free(&b);
     cr_assert_eq(probe_meminfo_parse("MemFree: 1 kB\n", 14), 0);
+}
+
+/* names.c: one normaliser and one allow-list for every probe source */
+Test(names, normalise_trims_squeezes_and_spells_with) {
+    static const struct { const char *in, *want; } cases[] = {
+        {"  Intel(R)   Xeon(R)\tCPU  ", "Intel(R) Xeon(R) CPU"},
+        {"AMD Ryzen 7 w/ Radeon", "AMD Ryzen 7 with Radeon"},
+        {"AMD Ryzen 7 w/", "AMD Ryzen 7 with"},
+        {"w/ first", "w/ first"},        /* only after a word */
+        {"I/O w/o x", "I/O w/o x"},       /* "w/o" is not "w/" */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char s[128];
+        snprintf(s, sizeof s, "%s", cases[i].in);
+        probe_name_normalise(s, sizeof s);
+        cr_expect_str_eq(s, cases[i].want, "'%s'", cases[i].in);
+    }
+    char small[8];
+    memcpy(small, "a  b c", 7);
+    probe_name_normalise(small, 5);
+    cr_expect_str_eq(small, "a b ", "truncated to the capacity");
+}
+
+Test(names, allowed_device_names) {
+    cr_expect(probe_name_allowed("NVIDIA H200"));
+    cr_expect(probe_name_allowed("AMD Instinct MI300X (gfx942)"));
+    cr_expect(probe_name_allowed("Apple M2 Max, 38-core GPU"));
+    cr_expect_not(probe_name_allowed(""));
+    cr_expect_not(probe_name_allowed("12345"), "no letter");
+    cr_expect_not(probe_name_allowed("GPU 0123456789ab"), "12 hex digits: a serial or MAC");
+    cr_expect_not(probe_name_allowed("GPU #1"), "a character outside the list");
+    cr_expect_not(probe_name_allowed("host\tname"));
+    char longer[90];
+    memset(longer, 'x', 81);
+    longer[81] = '\0';
+    cr_expect_not(probe_name_allowed(longer), "over 80 bytes");
+    longer[80] = '\0';
+    cr_expect(probe_name_allowed(longer));
 }
 
 Test(nvidia, parses_query_csv_with_header_and_units) {
@@ -383,8 +423,12 @@ Test(collect, nvidia_fixture_never_leaks_the_canary_uuid) {
     cr_assert_str_eq(json_string_value(json_object_get(g, "name")), "NVIDIA H200");
     cr_assert_str_eq(json_string_value(json_object_get(g, "compute_capability")), "9.0");
     cr_assert_str_eq(json_string_value(json_object_get(hw, "gpus_source")), "probed");
-    const char *sections[] = {"cpu", "memory", "os", "power", "volume"};
-    for (size_t i = 0; i < 5; i++)
+    const char *sections[] = {"cpu", "os", "power", "volume"};
+    cr_assert_eq(json_integer_value(json_object_get(hw, "gpu_count")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(hw, "source")), "probed");
+    char why[160];
+    cr_assert(hardware_validate(hw, why, sizeof why), "%s", why);
+    for (size_t i = 0; i < 4; i++)
         cr_assert_not_null(json_object_get(json_object_get(hw, sections[i]), "source"), "%s", sections[i]);
     free(text);
     json_decref(hw);
@@ -407,7 +451,7 @@ Test(collect, reads_a_fake_root_tree) {
     json_t *cpu = json_object_get(hw, "cpu"), *os = json_object_get(hw, "os");
     cr_assert_str_eq(json_string_value(json_object_get(cpu, "model")), "Intel(R) Xeon(R) Processor");
     cr_assert_str_eq(json_string_value(json_object_get(cpu, "source")), "probed");
-    cr_assert_eq(json_integer_value(json_object_get(json_object_get(hw, "memory"), "total_bytes")), 131961788ll * 1024);
+    cr_assert_eq(json_integer_value(json_object_get(hw, "memory_bytes")), 131961788ll * 1024);
     cr_assert_str_eq(json_string_value(json_object_get(os, "name")), "Ubuntu");
     cr_assert_str_eq(json_string_value(json_object_get(os, "kernel")), "6.18.44-fc-v973-gpu");
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(hw, "power"), "state")), "ac-only");
@@ -420,4 +464,71 @@ Test(collect, reads_a_fake_root_tree) {
     json_decref(hw);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* One hardware shape: the validator takes the probe's object, an attested copy, the unknown
+ * object, and the earlier managed-receipt shape (memory.total_bytes, gpus[].compute_units),
+ * which receipts saved before still hold; it refuses members outside the table. */
+Test(hardware, one_shape_and_the_legacy_one) {
+    static const char *const good[] = {
+        "{\"source\":\"unknown\",\"cpu\":null,\"memory_bytes\":null,\"gpus\":[],\"gpu_count\":null}",
+        "{\"source\":\"attested\",\"cpu\":{\"model\":\"Test CPU 8-Core\",\"cores\":8},\"memory_bytes\":68719476736,"
+        "\"gpus\":[{\"name\":\"Test GPU 24GB\",\"memory_bytes\":25769803776,\"cores\":128}],\"gpu_count\":1}",
+        "{\"source\":\"partial\",\"cpu\":null,\"memory_bytes\":null,\"gpus\":[],\"gpu_count\":2}",
+        /* the earlier managed shape */
+        "{\"source\":\"probed\",\"cpu\":{\"model\":\"X\",\"cores\":2,\"threads\":4,\"features\":[\"avx2\"],\"source\":\"probed\"},"
+        "\"memory\":{\"total_bytes\":1024,\"source\":\"probed\"},\"gpus\":[{\"vendor\":\"nvidia\",\"name\":\"G\","
+        "\"compute_units\":132,\"memory_bytes\":null}],\"gpus_source\":\"probed\","
+        "\"volume\":{\"capacity_bytes\":1,\"free_bytes\":1,\"source\":\"probed\"}}",
+    };
+    char why[160];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        json_t *hw = json_loads(good[i], 0, NULL);
+        cr_assert_not_null(hw, "%zu", i);
+        cr_expect(hardware_validate(hw, why, sizeof why), "%zu: %s", i, why);
+        json_decref(hw);
+    }
+    static const struct { const char *doc, *want; } bad[] = {
+        {"{\"cpu\":null}", "hardware.source is missing or unknown"},
+        {"{\"source\":\"guessed\"}", "hardware.source is missing or unknown"},
+        {"{\"source\":\"probed\",\"serial\":\"S1\"}", "hardware.serial is not a hardware field"},
+        {"{\"source\":\"probed\",\"gpus\":[{\"name\":\"G\",\"uuid\":\"GPU-1\"}]}", "hardware.gpus[].uuid is not a hardware field"},
+        {"{\"source\":\"probed\",\"memory_bytes\":\"1 GB\"}", "hardware.memory_bytes is malformed"},
+        {"{\"source\":\"probed\",\"cpu\":{\"cores\":-2}}", "hardware.cpu.cores is malformed"},
+        {"{\"source\":\"probed\",\"gpus\":[{\"name\":\"A\"}],\"gpu_count\":2}", "hardware.gpus and hardware.gpu_count disagree"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *hw = json_loads(bad[i].doc, 0, NULL);
+        cr_assert_not_null(hw, "%zu", i);
+        cr_expect_not(hardware_validate(hw, why, sizeof why), "%s", bad[i].doc);
+        cr_expect_str_eq(why, bad[i].want);
+        json_decref(hw);
+    }
+    json_t *u = hardware_unknown();
+    cr_expect(hardware_validate(u, why, sizeof why), "%s", why);
+    json_decref(u);
+}
+
+/* The builder copies only attested facts, checks them, and says "partial" when one is missing. */
+Test(hardware, attested_copy) {
+    json_t *in = json_loads("{\"source\":\"probed\",\"cpu\":{\"model\":\"C\",\"cores\":4,\"threads\":8},\"memory_bytes\":64,"
+                            "\"os\":{\"name\":\"Debian\"},\"gpus\":[{\"name\":\"G\",\"memory_bytes\":8,\"cores\":2,\"vendor\":\"amd\"}]}",
+                            0, NULL);
+    char why[160];
+    json_t *out = hardware_copy_attested(in, "attested", why, sizeof why);
+    cr_assert_not_null(out, "%s", why);
+    char *t = json_dumps(out, JSON_SORT_KEYS | JSON_COMPACT);
+    cr_expect_str_eq(t, "{\"cpu\":{\"cores\":4,\"model\":\"C\"},\"gpu_count\":1,\"gpus\":[{\"cores\":2,\"memory_bytes\":8,"
+                        "\"name\":\"G\"}],\"memory_bytes\":64,\"source\":\"attested\"}");
+    free(t);
+    cr_expect(hardware_validate(out, why, sizeof why), "%s", why);
+    json_decref(out);
+    json_object_del(json_object_get(in, "cpu"), "cores");
+    out = hardware_copy_attested(in, "attested", why, sizeof why);
+    cr_expect_str_eq(json_string_value(json_object_get(out, "source")), "partial");
+    json_decref(out);
+    json_object_set_new(in, "gpu_count", json_integer(3));
+    cr_expect_null(hardware_copy_attested(in, "attested", why, sizeof why));
+    cr_expect_str_eq(why, ".gpus and .gpu_count disagree");
+    json_decref(in);
 }

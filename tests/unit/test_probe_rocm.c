@@ -319,7 +319,7 @@ Test(rocm, collect_records_gpus_and_never_the_uuid) {
     cr_assert_str_eq(json_string_value(json_object_get(g, "name")), "AMD Instinct MI300X");
     cr_assert_str_eq(json_string_value(json_object_get(g, "memory")), "dedicated");
     cr_assert_str_eq(json_string_value(json_object_get(g, "driver_version")), "6.8.5");
-    cr_assert_eq(json_integer_value(json_object_get(g, "compute_units")), 304);
+    cr_assert_eq(json_integer_value(json_object_get(g, "cores")), 304);
     cr_assert_str_eq(json_string_value(json_object_get(hw, "gpus_source")), "probed");
     char *text = json_dumps(hw, 0);
     cr_assert_null(strstr(text, "GPU-"), "%s", text);

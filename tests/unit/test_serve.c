@@ -175,7 +175,21 @@ static pacer_err fake_eval(void *ctx, const int32_t *tokens, int n, int pos, flo
     return PACER_OK;
 }
 
+/* Several sequences: the script's rows depend on the token alone. */
+static pacer_err fake_eval_seq(void *ctx, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {
+    (void)seq;
+    return fake_eval(ctx, tokens, n, pos, logits, all_logits);
+}
+static pacer_err fake_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
+    (void)seq;
+    return fake_eval(ctx, tokens, n, pos[0], logits, true);
+}
+
 static fake F;
+#define FAKE_SEQ 8
+static engine_backend fake_backend(void) {
+    return (engine_backend){&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval, FAKE_SEQ, fake_eval_seq, fake_eval_rows};
+}
 static serve_server *S;
 static char BASE[64];
 
@@ -190,7 +204,7 @@ static void start(size_t max_body, int queue_max) {
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
 }
 static void set_model(void) {
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend b = fake_backend();
     serve_model_info info = {"tiny", "dir/tiny.gguf", "ab", "", NULL, chat_format_by_name("plain"), NULL, NULL, NULL};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
 }
@@ -247,7 +261,7 @@ Test(serve_http, health_loading_then_ready) {
  * bench's checks, and every member it writes is a field of the table. */
 Test(serve_http, manifest_passes_the_reader) {
     start(0, -1);
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
+    engine_backend b = fake_backend();
     static const char hw[] = "{\"source\":\"probed\",\"cpu\":{\"model\":\"Test CPU\",\"cores\":4},\"memory_bytes\":1024,"
                              "\"gpus\":[],\"gpu_count\":0}";
     serve_model_info info = {"tiny", "dir/tiny.gguf", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
@@ -469,6 +483,77 @@ Test(serve_http, disconnect_stops_generation) {
     teardown();
 }
 
+/* ---- --parallel: several requests decoded in shared passes ---- */
+
+static void *greedy_request(void *arg) {
+    const char *body = arg;
+    char *r;
+    long code = http("POST", "/v1/completions", body, &r);
+    json_t *v = json_loads(r, 0, NULL);
+    free(r);
+    const char *text = json_string_value(json_object_get(json_array_get(json_object_get(v, "choices"), 0), "text"));
+    char *out = code == 200 && text ? strdup(text) : NULL;
+    json_decref(v);
+    return out;
+}
+
+Test(serve_parallel, requests_share_passes_and_keep_their_output, .timeout = 60) {
+    memset(&F, 0, sizeof F);
+    serve_options o;
+    serve_options_default(&o);
+    o.parallel = 4;
+    o.serial = true;
+    char err[128];
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
+    snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
+    set_model();
+    F.delay_ns = 5000000; /* 5 ms a pass: the four requests overlap */
+    /* each prompt's script: the next bytes up to 'z', then end of generation */
+    const char *bodies[] = {"{\"prompt\":\"a\",\"max_tokens\":20,\"temperature\":0}",
+                            "{\"prompt\":\"e\",\"max_tokens\":20,\"temperature\":0}",
+                            "{\"prompt\":\"k\",\"max_tokens\":20,\"temperature\":0}",
+                            "{\"prompt\":\"p\",\"max_tokens\":20,\"temperature\":0}"};
+    const char *want[] = {"bcdefghijklmnopqrstu", "fghijklmnopqrstuvwxy", "lmnopqrstuvwxyz", "qrstuvwxyz"};
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, greedy_request, (void *)bodies[i]);
+    for (int i = 0; i < 4; i++) {
+        void *got;
+        pthread_join(t[i], &got);
+        cr_assert(got, "request %d failed", i);
+        cr_assert_str_eq(got, want[i]);
+        free(got);
+    }
+    char *r;
+    cr_assert_eq(http("GET", "/metrics", NULL, &r), 200);
+    unsigned long long passes = 0, rows = 0;
+    const char *p = strstr(r, "\npacer_decode_passes_total "), *q = strstr(r, "\npacer_decode_rows_total ");
+    cr_assert(p && q, "%s", r);
+    sscanf(p, "\npacer_decode_passes_total %llu", &passes);
+    sscanf(q, "\npacer_decode_rows_total %llu", &rows);
+    cr_assert(strstr(r, "pacer_slots_busy 0\n"), "%s", r);
+    free(r);
+    /* a row per token after the first and per end of generation; fewer passes than rows */
+    cr_assert_eq(rows, 19 + 19 + 15 + 10, "rows %llu", rows);
+    cr_assert_lt(passes, rows, "passes %llu, rows %llu", passes, rows);
+    teardown();
+}
+
+Test(serve_parallel, bad_parallel_is_refused) {
+    serve_options o;
+    serve_options_default(&o);
+    o.parallel = 0;
+    char err[128] = "";
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "parallel"), "%s", err);
+    /* more sequences than the backend has */
+    o.parallel = FAKE_SEQ + 1;
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
+    engine_backend b = fake_backend();
+    serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain")};
+    cr_assert_eq(serve_set_model(S, &b, &info), PACER_ERR_ARG);
+    teardown();
+}
+
 /* ---- log-probabilities, echo and batches ---- */
 
 /* The scripted model's log-probabilities: the next byte (logit 10) and any other id (0). */
@@ -685,8 +770,8 @@ static drafted run_drafting(const char *mode, int cycle, const char *body) {
     char err[128];
     cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
     snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    engine_backend d = {&F, 257, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = fake_backend();
+    engine_backend d = {.ctx = &F, .n_vocab = 257, .n_ctx = 64, .eval = drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "dir/tiny.gguf", .sha256 = "ab", .revision = "",
                              .chat = chat_format_by_name("plain")};
     if (strcmp(mode, "drafter") == 0) info.drafter = &d;
@@ -769,8 +854,8 @@ Test(serve_drafting, sampled_is_seeded_per_mode, .timeout = 60) {
 
 Test(serve_drafting, drafter_must_share_the_vocabulary) {
     start(0, -1);
-    engine_backend b = {&F, 257, 64, fake_encode, fake_piece, fake_eog, fake_eval};
-    engine_backend d = {&F, 300, 64, NULL, NULL, NULL, drafter_eval};
+    engine_backend b = fake_backend();
+    engine_backend d = {.ctx = &F, .n_vocab = 300, .n_ctx = 64, .eval = drafter_eval};
     serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain"),
                              .drafter = &d};
     cr_assert_eq(serve_set_model(S, &b, &info), PACER_ERR_ARG);

@@ -192,6 +192,18 @@ log={int(l.split()[0]): [int(x) for x in l.split()[1:]] for l in open('$TMP/send
 sys.exit(not (sorted(log)==sorted(x['seed'] for x in a) and all(len(v)==12 for v in log.values()) and
   all(x['deliveries']==12 for x in a)))"
 
+# staggered phases: the first 4 streams wait for each other, then get their 12 events each on
+# a grid a quarter interval apart; a fifth request after them still gets its stream
+start_server phased --paced 12 --interval-us 4000 --phases 4 --send-log "$TMP/phased.log"
+$PACER bench org/model --server "$URL" --model-id m --concurrency 4 --requests 5 --tokens 12 \
+  --calibration-ms 20 --output "$TMP/phased.json" >/dev/null 2>&1
+check "phased run exits 0" [ $? -eq 0 ]
+check "phased: five streams of 12 events, logged by seed" python3 -c "
+import json,sys; r=json.load(open('$TMP/phased.json')); a=r['load']['levels'][0]['attempts']
+log={int(l.split()[0]): [int(x) for x in l.split()[1:]] for l in open('$TMP/phased.log')}
+sys.exit(not (len(a)==5 and sorted(log)==sorted(x['seed'] for x in a) and all(len(v)==12 for v in log.values())
+  and all(x['deliveries']==12 for x in a)))"
+
 # Ctrl-C mid-level: the attempts in flight are kept as cancelled, the receipt is saved, exit 130
 start_server cancel --paced 400 --interval-us 10000
 $PACER bench org/model --server "$URL" --model-id m --concurrency 4 --requests 8 --tokens 400 \

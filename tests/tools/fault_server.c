@@ -398,7 +398,7 @@ static long paced_phases;      /* > 0: stream j's events fall (j mod N) / N of a
 static long paced_streams;     /* streams begun so far (j) */
 static int64_t paced_epoch;    /* the first stream's first due time */
 static paced_stream **paced_waiting; /* the first paced_phases streams, until the last is in */
-#define PACED_START_NS 2000000       /* from the last of them to the first event */
+#define PACED_START_NS 20000000      /* from the last of them to the first event */
 static bool paced_realtime;    /* the thread at SCHED_FIFO 1 where allowed */
 /* The thread sleeps until this long before an event is due, then watches the clock: a
  * sleeping thread wakes some microseconds late, and the server's lateness would show in

@@ -646,8 +646,8 @@ static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logit
                     rmsnorm(kv, kv, L->k_norm, hd, e->eps);
                 rope(e, kv, e->row_pos[b]);
             }
-            quantize_row_f16(e->k + (size_t)b * e->kv_dim, e->kc + off, e->kv_dim);
-            quantize_row_f16(e->v + (size_t)b * e->kv_dim, e->vc + off, e->kv_dim);
+            kern_f32_to_f16(e->k + (size_t)b * e->kv_dim, e->kc + off, e->kv_dim);
+            kern_f32_to_f16(e->v + (size_t)b * e->kv_dim, e->vc + off, e->kv_dim);
         }
         job aj = {.e = e, .nb = nb, .layer = l};
         threadpool_run(e->tp, job_attention, &aj);

@@ -312,6 +312,22 @@ T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, 
 }
 
 
+/* F32 -> F16 with F16C, 8 at a time (round to nearest even, as ggml_fp32_to_fp16); a run
+ * of 8 holding a NaN is left to the scalar conversion (NaN payloads would differ). Returns
+ * the elements done. */
+T_AVX2 static int f32_to_f16_avx2(const float *x, ggml_half *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+            for (int k = 0; k < 8; k++)
+                y[i + k] = ggml_fp32_to_fp16(x[i + k]);
+        else
+            _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    return i;
+}
+
 /* The elements of kern_axpy_f16 it did (a multiple of 8). */
 T_AVX2 static int axpy_f16_avx2(float *y, float a, const ggml_half *x, int n) {
     __m256 va = _mm256_set1_ps(a);
@@ -383,13 +399,29 @@ void kern_axpy_f16(float *y, float a, const ggml_half *x, int n) {
         y[i] = fmaf(a, ggml_fp16_to_fp32(x[i]), y[i]);
 }
 
+void kern_f32_to_f16(const float *x, ggml_half *y, int n) {
+    int i = 0;
+#ifdef KERN_X86
+    if (kern_get_level() >= KERN_AVX2)
+        i = f32_to_f16_avx2(x, y, n);
+#endif
+    for (; i < n; i++)
+        y[i] = ggml_fp32_to_fp16(x[i]);
+}
+
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
     float *o = out;
     switch (t) {
-    case GGML_TYPE_F16: /* rounded through F16, kept as F32 so kernels convert only weights */
-        for (int i = 0; i < n; i++)
-            o[i] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(x[i]));
+    case GGML_TYPE_F16: { /* rounded through F16, kept as F32 so kernels convert only weights */
+        ggml_half h[64];
+        for (int i0 = 0; i0 < n; i0 += 64) {
+            int m = n - i0 < 64 ? n - i0 : 64;
+            kern_f32_to_f16(x + i0, h, m);
+            for (int i = 0; i < m; i++)
+                o[i0 + i] = ggml_fp16_to_fp32(h[i]);
+        }
         break;
+    }
     case GGML_TYPE_BF16:
         for (int i = 0; i < n; i++)
             o[i] = ggml_bf16_to_fp32(ggml_fp32_to_bf16(x[i]));

@@ -207,6 +207,36 @@ Test(kernels, act_prepare_same_at_every_level) {
     kern_set_level(best);
 }
 
+/* kern_f32_to_f16 gives ggml_fp32_to_fp16's bits at every level: ties to even (normal and
+ * subnormal results), the overflow edge, infinities, signed zero, NaN, tails. */
+Test(kernels, f32_to_f16_same_at_every_level) {
+    enum { M = 203 };
+    float x[M];
+    fill(x, M, 31);
+    const float edge[] = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, INFINITY, -INFINITY,
+                          1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 5.960464477539063e-08f, 2.9802322387695312e-08f,
+                          8.940696716308594e-08f, 6.103515625e-05f, 6.0975551605224609e-05f, 1e-10f, -3e-6f};
+    int ne = (int)(sizeof edge / sizeof edge[0]);
+    for (int i = 0; i < ne; i++)
+        x[i] = edge[i];
+    for (int i = ne; i < M; i++)
+        x[i] *= i % 3 == 0 ? 70000.0f : i % 3 == 1 ? 1e-5f : 1.0f;
+    x[100] = NAN; /* a run with a NaN */
+    ggml_half ref[M], got[M];
+    for (int i = 0; i < M; i++)
+        ref[i] = ggml_fp32_to_fp16(x[i]);
+    kern_level best = kern_detect();
+    for (int l = KERN_SCALAR; l <= (int)best; l++) {
+        kern_set_level((kern_level)l);
+        memset(got, 0, sizeof got);
+        kern_f32_to_f16(x, got, M);
+        for (int i = 0; i < M; i++)
+            cr_assert_eq(got[i], ref[i], "%s: element %d (%.9g): 0x%04x vs 0x%04x", kern_level_name((kern_level)l), i,
+                         x[i], got[i], ref[i]);
+    }
+    kern_set_level(best);
+}
+
 static atomic_int g_hits[1000];
 
 static void mark(void *ctx, int ith, int nth) {

@@ -11,8 +11,9 @@
 
 #include "engine/ggml_type.h"
 
-/* KERN_VNNI: AVX-512 with VNNI (vpdpbusd), used by the packed integer kernels. */
-typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2, KERN_VNNI = 3 } kern_level;
+/* KERN_VNNI: AVX-512 with VNNI (vpdpbusd), used by the packed integer kernels; KERN_AMX:
+ * that and AMX-INT8 tiles (the OS permits them: arch_prctl), for batches of 16 tokens. */
+typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2, KERN_VNNI = 3, KERN_AMX = 4 } kern_level;
 
 /* The best level this CPU supports; kern_set_level picks another (lower) one, for tests. */
 kern_level kern_detect(void);

@@ -273,7 +273,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     size_t B = ENGINE_BATCH;
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
     e->act_stride = (kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63;
-    e->n_scratch = imax(wide, e->n_ctx) + 2 * e->hd + 64;
+    e->n_scratch = imax(wide, e->n_ctx) + 2 * e->hd + e->n_ctx / 2 + 64; /* + attention's F16 weights */
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
     e->n_past = calloc((size_t)e->n_seq, sizeof(int));
@@ -635,6 +635,7 @@ static void job_attention(void *ctx, int ith, int nth) {
     float *sc = e->scratch + (size_t)ith * e->n_scratch;
     float *qh = sc + e->n_ctx; /* the query rounded through F16, as ggml does */
     float *acc = sc + e->n_ctx + hd;
+    ggml_half *wh = (ggml_half *)(acc + hd); /* the softmax weights rounded to F16, as ggml does */
     float scale = 1.0f / sqrtf((float)hd);
     for (int idx = lo; idx < hi; idx++) {
         int b = idx / e->n_head, h = idx % e->n_head, kvh = h / group;
@@ -655,11 +656,13 @@ static void job_attention(void *ctx, int ith, int nth) {
             sum += sc[t];
         }
         float inv = (float)(1.0 / sum);
+        for (int t = 0; t <= p; t++)
+            sc[t] *= inv;
+        kern_f32_to_f16(sc, wh, p + 1);
         memset(acc, 0, (size_t)hd * sizeof(float));
         for (int t = 0; t <= p; t++) {
-            float w = ggml_fp16_to_fp32(ggml_fp32_to_fp16(sc[t] * inv));
             const ggml_half *vr = vc + (size_t)t * e->kv_dim + (size_t)kvh * hd;
-            kern_axpy_f16(acc, w, vr, hd);
+            kern_axpy_f16(acc, ggml_fp16_to_fp32(wh[t]), vr, hd);
         }
         memcpy(e->att + (size_t)b * e->q_dim + (size_t)h * hd, acc, (size_t)hd * sizeof(float));
     }

@@ -267,6 +267,13 @@ static const char *load_realtime(bool on) {
 
 /* ---- the sweep ---- */
 
+int load_engine_slots(const load_options *o) {
+    double most = o->kind == LOAD_RATE ? LOAD_RATE_CALIBRATION_STREAMS : 1;
+    for (int i = 0; o->kind == LOAD_CONCURRENCY && i < o->n_levels; i++)
+        if (o->levels[i] > most) most = o->levels[i];
+    return most > LOAD_ENGINE_SLOTS_MAX ? LOAD_ENGINE_SLOTS_MAX : (int)most;
+}
+
 pacer_err load_options_check(const load_options *o, char *err, size_t err_len) {
     if (o->n_levels < 1 || o->n_levels > LOAD_MAX_LEVELS) {
         snprintf(err, err_len, "a load sweep needs 1 to %d levels", LOAD_MAX_LEVELS);

@@ -78,6 +78,12 @@ typedef struct load_result {
 /* Checks the levels, request count and duration of `o`; PACER_ERR_ARG with `err` set. */
 pacer_err load_options_check(const load_options *o, char *err, size_t err_len);
 
+/* The sequence slots a managed engine is started with for this sweep: the largest
+ * concurrency level, or LOAD_RATE_CALIBRATION_STREAMS for rate levels (their in-flight
+ * count is not known before), at most LOAD_ENGINE_SLOTS_MAX. */
+#define LOAD_ENGINE_SLOTS_MAX 256
+int load_engine_slots(const load_options *o);
+
 /* Runs every level in order (each one calibrated first) and builds the receipt's load
  * section. Returns an error only for invalid options or when the client itself failed
  * (message in `err`); failed attempts are results, not errors. */

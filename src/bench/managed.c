@@ -173,7 +173,8 @@ pacer_err managed_engine_start(managed_run *m, const volatile sig_atomic_t *canc
     launch_argv_params p = {.bin = m->args.engine_bin, .self_path = self, .model = m->model.path,
                             .host = "127.0.0.1", .port = port, .name = m->served_name,
                             .drafter = m->drafter.pass ? m->drafter.path : NULL, .serial = m->args.serial,
-                            .threads = m->args.threads, .ctx = m->args.ctx};
+                            .threads = m->args.threads, .ctx = m->args.ctx,
+                            .slots = m->args.slots};
     char *argv[64];
     char storage[8192];
     int argc = launch_argv_build(m->adapter, &p, argv, 64, storage, sizeof storage);
@@ -232,7 +233,7 @@ void managed_runner_options(const managed_run *m, runner_options *o) {
     /* what the engine reported beats a declaration; "auto" is never recorded */
     if (m->backend_reported[0]) o->backend = m->backend_reported, o->backend_source = "reported";
     else if (!o->backend) o->backend = m->adapter->backend;
-    o->sequence_slots = 1; /* every adapter starts its engine with one sequence slot */
+    o->sequence_slots = m->args.slots > 1 ? m->args.slots : 1; /* what {slots} was */
     o->no_raw_text = m->no_raw_text;
     o->platform = m->platform[0] ? m->platform : NULL;
     o->hardware = m->hardware;

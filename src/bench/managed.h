@@ -40,6 +40,8 @@ typedef struct managed_args {
     double startup_timeout_s; /* <= 0: the default rule (launch_startup_timeout_s) */
     int threads;              /* <= 0: engine default */
     int ctx;                  /* context tokens; <= 0: engine default */
+    int slots;                /* sequence slots the engine is started with; <= 1: one (a load
+                               * sweep asks for as many as it keeps requests in flight) */
     const char *const *extra_args; /* appended to the engine's command line verbatim (the lab's
                                     * configuration arguments); borrowed */
     int n_extra_args;

@@ -389,6 +389,7 @@ static int bench_parse(int argc, char **argv, bench_cli *a) {
         if (bench_load_finish(&a->lc)) return 1;
         o->load = &a->lc.lo;
         o->load_workload = a->lc.workload;
+        a->ma.slots = load_engine_slots(&a->lc.lo);
     }
     return 0;
 }

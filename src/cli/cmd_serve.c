@@ -81,11 +81,40 @@ static char *manifest_hardware(const char *model) {
     return text;
 }
 
-int cmd_serve(int argc, char **argv) {
-    const char *model = NULL, *name = NULL, *drafter = NULL;
+/* What cmd_serve reads from its command line, checked; model is a resolved GGUF path. */
+typedef struct {
+    const char *model, *name, *drafter;
     serve_options o;
-    serve_options_default(&o);
-    engine_params ep = {.n_threads = 0};
+    engine_params ep;
+} serve_cli;
+
+/* MODEL as pacer bench takes it: a GGUF file, a directory with one, or REPO[@REVISION] in
+ * the Hugging Face cache (served under the repo's name, its snapshot attested). */
+static int serve_resolve_model(serve_cli *a, char *snapshot, size_t snapshot_len) {
+    char lm_err[1024];
+    launch_model *lm = calloc(1, sizeof *lm);
+    if (!lm) { cli_error("out of memory"); return 1; }
+    if (launch_model_resolve(a->model, launch_adapter_find("builtin"), lm, lm_err, sizeof lm_err)) {
+        cli_error("%s", lm_err);
+        free(lm);
+        return 1;
+    }
+    static char model_path[PATH_MAX + 260];
+    if (!launch_model_file_path(lm, 0, model_path, sizeof model_path)) { cli_error("model path too long"); free(lm); return 1; }
+    snprintf(snapshot, snapshot_len, "%s", lm->revision);
+    if (!a->name && lm->repo[0]) {
+        static char repo_name[256];
+        snprintf(repo_name, sizeof repo_name, "%s", lm->repo);
+        a->name = repo_name;
+    }
+    free(lm);
+    a->model = model_path;
+    return 0;
+}
+
+/* Parses and checks the options: -1 to go on, else the exit status (--help: 0). */
+static int serve_parse(int argc, char **argv, serve_cli *a, char *snapshot, size_t snapshot_len) {
+    serve_options_default(&a->o);
     static const struct option opts[] = {
         {"help", no_argument, 0, 'h'},          {"no-prompt-cache", no_argument, 0, 'C'},
         {"serial", no_argument, 0, 'S'},        {"name", required_argument, 0, 'n'},
@@ -93,6 +122,7 @@ int cmd_serve(int argc, char **argv) {
         {"threads", required_argument, 0, 't'}, {"ctx", required_argument, 0, 'c'},
         {"drafter", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'm'},
         {"parallel", required_argument, 0, 'P'}, {0, 0, 0, 0}};
+    serve_options *o = &a->o;
     int c;
     optind = 1;
     opterr = 0;
@@ -100,56 +130,48 @@ int cmd_serve(int argc, char **argv) {
         bool ok = true;
         switch (c) {
         case 'h': fputs(usage, stdout); return 0;
-        case 'C': o.prompt_cache = false; break;
-        case 'S': o.serial = true; break;
-        case 'n': name = optarg; break;
-        case 'H': o.host = optarg; break;
-        case 'd': drafter = optarg; break;
+        case 'C': o->prompt_cache = false; break;
+        case 'S': o->serial = true; break;
+        case 'n': a->name = optarg; break;
+        case 'H': o->host = optarg; break;
+        case 'd': a->drafter = optarg; break;
         /* ranges are checked below, with their own words */
-        case 'p': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.port); break;
-        case 't': ok = parse_int(optarg, 0, 1024, &ep.n_threads); break;
-        case 'c': ok = parse_int(optarg, 0, 1 << 24, &ep.n_ctx); break;
-        case 'm': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.draft_max); break;
-        case 'P': ok = parse_int(optarg, INT_MIN, INT_MAX, &o.parallel); break;
+        case 'p': ok = parse_int(optarg, INT_MIN, INT_MAX, &o->port); break;
+        case 't': ok = parse_int(optarg, 0, 1024, &a->ep.n_threads); break;
+        case 'c': ok = parse_int(optarg, 0, 1 << 24, &a->ep.n_ctx); break;
+        case 'm': ok = parse_int(optarg, INT_MIN, INT_MAX, &o->draft_max); break;
+        case 'P': ok = parse_int(optarg, INT_MIN, INT_MAX, &o->parallel); break;
         default: cli_error("unknown option %s", argv[optind - 1]); fputs(usage, stderr); return 1;
         }
         if (!ok) { cli_error("bad value for %s: %s", argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg); return 1; }
     }
-    if (optind < argc) model = argv[optind++];
+    if (optind < argc) a->model = argv[optind++];
     if (optind < argc) { cli_error("unexpected argument %s", argv[optind]); fputs(usage, stderr); return 1; }
-    if (!model) { fputs(usage, stderr); return 1; }
-    /* MODEL as pacer bench takes it: a GGUF file, a directory with one, or REPO[@REVISION]
-     * in the Hugging Face cache (served under the repo's name, its snapshot attested) */
-    char lm_err[1024];
-    launch_model *lm = calloc(1, sizeof *lm);
-    if (!lm) { cli_error("out of memory"); return 1; }
-    if (launch_model_resolve(model, launch_adapter_find("builtin"), lm, lm_err, sizeof lm_err)) {
-        cli_error("%s", lm_err);
-        free(lm);
-        return 1;
-    }
-    static char model_path[PATH_MAX + 260], snapshot[128];
-    if (!launch_model_file_path(lm, 0, model_path, sizeof model_path)) { cli_error("model path too long"); free(lm); return 1; }
-    snprintf(snapshot, sizeof snapshot, "%s", lm->revision);
-    if (!name && lm->repo[0]) {
-        static char repo_name[256];
-        snprintf(repo_name, sizeof repo_name, "%s", lm->repo);
-        name = repo_name;
-    }
-    free(lm);
-    model = model_path;
-    if (o.port < 0 || o.port > 65535) { cli_error("--port must be 0..65535"); return 1; }
-    if (o.draft_max < 1 || o.draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 1; }
-    if (o.parallel < 1 || o.parallel > SERVE_PARALLEL_MAX) { cli_error("--parallel must be 1..%d", SERVE_PARALLEL_MAX); return 1; }
-    if (drafter && !o.serial && o.parallel > 1) {
+    if (!a->model) { fputs(usage, stderr); return 1; }
+    if (serve_resolve_model(a, snapshot, snapshot_len)) return 1;
+    if (o->port < 0 || o->port > 65535) { cli_error("--port must be 0..65535"); return 1; }
+    if (o->draft_max < 1 || o->draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 1; }
+    if (o->parallel < 1 || o->parallel > SERVE_PARALLEL_MAX) { cli_error("--parallel must be 1..%d", SERVE_PARALLEL_MAX); return 1; }
+    if (a->drafter && !o->serial && o->parallel > 1) {
         cli_error("--drafter works with --parallel 1 only (the drafter keeps one KV cache)");
         return 1;
     }
-    ep.n_seq = o.parallel;
-    if (drafter && o.serial) {
-        fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", drafter);
-        drafter = NULL;
+    a->ep.n_seq = o->parallel;
+    if (a->drafter && o->serial) {
+        fprintf(stderr, "pacer: --serial overrides --drafter %s: no drafting\n", a->drafter);
+        a->drafter = NULL;
     }
+    return -1;
+}
+
+int cmd_serve(int argc, char **argv) {
+    serve_cli a = {.ep = {.n_threads = 0}};
+    static char snapshot[128];
+    int st = serve_parse(argc, argv, &a, snapshot, sizeof snapshot);
+    if (st >= 0) return st;
+    const char *model = a.model, *name = a.name, *drafter = a.drafter;
+    serve_options o = a.o;
+    engine_params ep = a.ep;
     /* SIGINT and SIGTERM stay blocked (every thread started from here inherits that) until
      * sigsuspend() waits for them: no signal can slip in between a check and the wait */
     sigset_t stop_set, wait_set;

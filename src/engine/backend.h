@@ -12,7 +12,8 @@
 #include "engine/chat.h"
 #include "engine/engine.h"
 
-/* What generation needs from a model. All calls happen under the caller's decoder lock. */
+/* What generation needs from a model. Calls come from one thread at a time (in pacer serve,
+ * its scheduler). */
 typedef struct engine_backend {
     void *ctx;
     int n_vocab, n_ctx;

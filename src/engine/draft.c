@@ -1,6 +1,7 @@
 /* draft.c - draft proposers (n-gram lookup over the sequence itself, a drafter model with its
  * own KV cache) and the verification of a round of drafts against the target's rows. The
- * server calls these under its decoder lock; nothing here allocates after draft_model_init. */
+ * server calls these from its scheduler thread; nothing here allocates after
+ * draft_model_init. */
 #include "engine/draft.h"
 
 #include <stdlib.h>

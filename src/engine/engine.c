@@ -483,27 +483,75 @@ static void job_matmul(void *ctx, int ith, int nth) {
     }
 }
 
-typedef struct prep_job {
-    engine *e;
-    ggml_type type;
-    const float *in;
-    int n_in, nb;
-    unsigned char *slot;
-} prep_job;
-
-static void job_prepare(void *ctx, int ith, int nth) {
-    prep_job *pj = ctx;
-    int lo, hi;
-    threadpool_split(pj->nb, ith, nth, &lo, &hi);
-    for (int b = lo; b < hi; b++)
-        kern_act_prepare(pj->type, pj->in + (size_t)b * pj->n_in, pj->slot + (size_t)b * pj->e->act_stride, pj->n_in);
+static void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += (double)x[i] * x[i];
+    float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+    for (int i = 0; i < n; i++)
+        out[i] = x[i] * scale * w[i];
 }
 
-/* Runs up to three matrices on the same nb input rows `in` (row length n_in). Batches
- * are prepared on all threads (a prefill chunk is otherwise quantized by one). */
-static void run_matmuls(engine *e, int nb, const float *in, int n_mm, const mat *const *ms, float *const *outs) {
-    job j = {.e = e, .nb = nb, .n_mm = n_mm};
+/* The per-row work before a set of matrices, one job over the chunk's rows: optionally
+ * the token embedding (first layer), the residual x += xn, SwiGLU (g = silu(g) * u), an
+ * RMSNorm of x; then the row is prepared for each distinct activation type. Rows before
+ * `first` get only the embedding/residual (the output norm skips them); row b >= first
+ * goes to activation row b - first. Each element's arithmetic is the serial one's. */
+typedef struct row_job {
+    engine *e;
+    int nb, first;
+    const int32_t *tokens; /* embed these first, or NULL */
+    bool resid, swiglu;
+    const float *norm;     /* rmsnorm(x) is the input, or NULL: `in` rows are */
+    const float *in;
+    int n_in, n_slot;
+    ggml_type type[3];
+    unsigned char *slot[3];
+} row_job;
+
+static void job_rows(void *ctx, int ith, int nth) {
+    row_job *rj = ctx;
+    engine *e = rj->e;
+    int D = e->n_embd, lo, hi;
+    threadpool_split(rj->nb, ith, nth, &lo, &hi);
+    float *normed = e->scratch + (size_t)ith * e->n_scratch;
+    for (int b = lo; b < hi; b++) {
+        float *x = e->x + (size_t)b * D;
+        if (rj->tokens)
+            ggml_dequantize_row(e->tok_embd.type,
+                                (const unsigned char *)e->tok_embd.data + (size_t)rj->tokens[b] * e->tok_embd.row_bytes, x, D);
+        if (rj->resid)
+            for (int i = 0; i < D; i++)
+                x[i] += e->xn[(size_t)b * D + i];
+        if (rj->swiglu)
+            for (size_t i = (size_t)b * e->n_ff; i < (size_t)(b + 1) * e->n_ff; i++) {
+                float g = e->g[i];
+                e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
+            }
+        if (b < rj->first)
+            continue;
+        const float *src = rj->in ? rj->in + (size_t)b * rj->n_in : normed;
+        if (rj->norm)
+            rmsnorm(normed, x, rj->norm, D, e->eps);
+        for (int s = 0; s < rj->n_slot; s++)
+            kern_act_prepare(rj->type[s], src, rj->slot[s] + (size_t)(b - rj->first) * e->act_stride, rj->n_in);
+    }
+}
+
+/* Runs fn over the chunk's rows on all threads (one row alone on the caller). */
+static void run_rows(engine *e, int nb, threadpool_fn fn, void *ctx) {
+    if (nb >= 2)
+        threadpool_run(e->tp, fn, ctx);
+    else
+        fn(ctx, 0, 1);
+}
+
+/* Runs rj's row work, then up to three matrices on its prepared rows (nb - first of them). */
+static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, float *const *outs) {
+    job j = {.e = e, .nb = rj->nb - rj->first, .n_mm = n_mm};
     unsigned char *act = e->act;
+    rj->e = e;
+    rj->n_slot = 0;
     for (int i = 0; i < n_mm; i++) {
         const mat *m = ms[i];
         j.m[i] = m;
@@ -518,23 +566,12 @@ static void run_matmuls(engine *e, int nb, const float *in, int n_mm, const mat 
             j.a[i] = j.a[same];
             continue;
         }
-        prep_job pj = {e, m->type, in, m->n_in, nb, act + (size_t)i * ENGINE_BATCH * e->act_stride};
-        if (nb >= 4)
-            threadpool_run(e->tp, job_prepare, &pj);
-        else
-            job_prepare(&pj, 0, 1);
-        j.a[i] = pj.slot;
+        rj->type[rj->n_slot] = m->type;
+        rj->slot[rj->n_slot] = act + (size_t)i * ENGINE_BATCH * e->act_stride;
+        j.a[i] = rj->slot[rj->n_slot++];
     }
+    run_rows(e, rj->nb, job_rows, rj);
     threadpool_run(e->tp, job_matmul, &j);
-}
-
-static void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
-    double ss = 0;
-    for (int i = 0; i < n; i++)
-        ss += (double)x[i] * x[i];
-    float scale = 1.0f / sqrtf((float)(ss / n) + eps);
-    for (int i = 0; i < n; i++)
-        out[i] = x[i] * scale * w[i];
 }
 
 static void rope(const engine *e, float *v, int pos) {
@@ -553,6 +590,40 @@ static void rope(const engine *e, float *v, int pos) {
 /* Where position `pos` of sequence `seq` in layer `l` starts in the K and V caches. */
 static size_t kv_offset(const engine *e, int seq, int l, int pos) {
     return (((size_t)seq * e->n_layer + (size_t)l) * e->n_ctx + (size_t)pos) * e->kv_dim;
+}
+
+static void add_bias(float *y, const float *bias, int n) {
+    if (bias)
+        for (int i = 0; i < n; i++)
+            y[i] += bias[i];
+}
+
+/* After the Q/K/V projections, per row: biases, q/k norms, RoPE, the K/V cache writes. */
+static void job_qkv_rows(void *ctx, int ith, int nth) {
+    job *j = ctx;
+    engine *e = j->e;
+    const layer *L = &e->layers[j->layer];
+    int hd = e->hd, lo, hi;
+    threadpool_split(j->nb, ith, nth, &lo, &hi);
+    for (int b = lo; b < hi; b++) {
+        float *q = e->q + (size_t)b * e->q_dim, *k = e->k + (size_t)b * e->kv_dim, *v = e->v + (size_t)b * e->kv_dim;
+        add_bias(q, L->bq, e->q_dim);
+        add_bias(k, L->bk, e->kv_dim);
+        add_bias(v, L->bv, e->kv_dim);
+        for (int h = 0; h < e->n_head; h++) {
+            if (L->q_norm)
+                rmsnorm(q + (size_t)h * hd, q + (size_t)h * hd, L->q_norm, hd, e->eps);
+            rope(e, q + (size_t)h * hd, e->row_pos[b]);
+        }
+        for (int h = 0; h < e->n_head_kv; h++) {
+            if (L->k_norm)
+                rmsnorm(k + (size_t)h * hd, k + (size_t)h * hd, L->k_norm, hd, e->eps);
+            rope(e, k + (size_t)h * hd, e->row_pos[b]);
+        }
+        size_t off = kv_offset(e, e->row_seq[b], j->layer, e->row_pos[b]);
+        kern_f32_to_f16(k, e->kc + off, e->kv_dim);
+        kern_f32_to_f16(v, e->vc + off, e->kv_dim);
+    }
 }
 
 static void job_attention(void *ctx, int ith, int nth) {
@@ -594,92 +665,40 @@ static void job_attention(void *ctx, int ith, int nth) {
     }
 }
 
-/* g = silu(g) * u over the nb x n_ff feed-forward activations. */
-static void job_swiglu(void *ctx, int ith, int nth) {
-    job *j = ctx;
-    engine *e = j->e;
-    int lo, hi;
-    threadpool_split(j->nb * e->n_ff, ith, nth, &lo, &hi);
-    for (int i = lo; i < hi; i++) {
-        float g = e->g[i];
-        e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
-    }
-}
-
-static void add_bias(float *y, const float *bias, int nb, int n) {
-    if (!bias)
-        return;
-    for (int b = 0; b < nb; b++)
-        for (int i = 0; i < n; i++)
-            y[(size_t)b * n + i] += bias[i];
-}
-
 /* One chunk of at most ENGINE_BATCH rows: token b at e->row_pos[b] of sequence e->row_seq[b]
  * (a sequence's rows in a chunk are consecutive positions). Each row is computed exactly as
- * it would be alone: the kernels do not depend on the batch (kernels.h). */
+ * it would be alone: the kernels do not depend on the batch (kernels.h), and the per-row
+ * steps run on all threads, a row on one thread, in the serial order. */
 static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
-    int D = e->n_embd, hd = e->hd;
-    for (int b = 0; b < nb; b++)
-        ggml_dequantize_row(e->tok_embd.type, (const unsigned char *)e->tok_embd.data + (size_t)tokens[b] * e->tok_embd.row_bytes,
-                            e->x + (size_t)b * D, D);
+    int D = e->n_embd;
     for (int l = 0; l < e->n_layer; l++) {
         const layer *L = &e->layers[l];
-        for (int b = 0; b < nb; b++)
-            rmsnorm(e->xn + (size_t)b * D, e->x + (size_t)b * D, L->attn_norm, D, e->eps);
+        row_job pre = {.nb = nb, .tokens = l == 0 ? tokens : NULL, .resid = l > 0, .norm = L->attn_norm, .n_in = D};
         const mat *qkv[3] = {&L->wq, &L->wk, &L->wv};
         float *qkv_out[3] = {e->q, e->k, e->v};
-        run_matmuls(e, nb, e->xn, 3, qkv, qkv_out);
-        add_bias(e->q, L->bq, nb, e->q_dim);
-        add_bias(e->k, L->bk, nb, e->kv_dim);
-        add_bias(e->v, L->bv, nb, e->kv_dim);
-        for (int b = 0; b < nb; b++) {
-            for (int h = 0; h < e->n_head; h++) {
-                float *qv = e->q + (size_t)b * e->q_dim + (size_t)h * hd;
-                if (L->q_norm)
-                    rmsnorm(qv, qv, L->q_norm, hd, e->eps);
-                rope(e, qv, e->row_pos[b]);
-            }
-            size_t off = kv_offset(e, e->row_seq[b], l, e->row_pos[b]);
-            for (int h = 0; h < e->n_head_kv; h++) {
-                float *kv = e->k + (size_t)b * e->kv_dim + (size_t)h * hd;
-                if (L->k_norm)
-                    rmsnorm(kv, kv, L->k_norm, hd, e->eps);
-                rope(e, kv, e->row_pos[b]);
-            }
-            quantize_row_f16(e->k + (size_t)b * e->kv_dim, e->kc + off, e->kv_dim);
-            quantize_row_f16(e->v + (size_t)b * e->kv_dim, e->vc + off, e->kv_dim);
-        }
+        run_matmuls(e, &pre, 3, qkv, qkv_out);
         job aj = {.e = e, .nb = nb, .layer = l};
+        run_rows(e, nb, job_qkv_rows, &aj);
         threadpool_run(e->tp, job_attention, &aj);
+        row_job ao = {.nb = nb, .in = e->att, .n_in = e->q_dim};
         const mat *wo[1] = {&L->wo};
         float *wo_out[1] = {e->xn};
-        run_matmuls(e, nb, e->att, 1, wo, wo_out);
-        for (size_t i = 0; i < (size_t)nb * D; i++)
-            e->x[i] += e->xn[i];
-        for (int b = 0; b < nb; b++)
-            rmsnorm(e->xn + (size_t)b * D, e->x + (size_t)b * D, L->ffn_norm, D, e->eps);
+        run_matmuls(e, &ao, 1, wo, wo_out);
+        row_job fn = {.nb = nb, .resid = true, .norm = L->ffn_norm, .n_in = D};
         const mat *gu[2] = {&L->gate, &L->up};
         float *gu_out[2] = {e->g, e->u};
-        run_matmuls(e, nb, e->xn, 2, gu, gu_out);
-        job sj = {.e = e, .nb = nb};
-        if (nb >= 4)
-            threadpool_run(e->tp, job_swiglu, &sj);
-        else
-            job_swiglu(&sj, 0, 1);
+        run_matmuls(e, &fn, 2, gu, gu_out);
+        row_job sw = {.nb = nb, .swiglu = true, .in = e->g, .n_in = e->n_ff};
         const mat *dn[1] = {&L->down};
         float *dn_out[1] = {e->xn};
-        run_matmuls(e, nb, e->g, 1, dn, dn_out);
-        for (size_t i = 0; i < (size_t)nb * D; i++)
-            e->x[i] += e->xn[i];
+        run_matmuls(e, &sw, 1, dn, dn_out);
     }
     if (!logits)
         return;
-    int first = all_logits ? 0 : nb - 1;
-    for (int b = first; b < nb; b++)
-        rmsnorm(e->xn + (size_t)(b - first) * D, e->x + (size_t)b * D, e->out_norm, D, e->eps);
+    row_job out = {.nb = nb, .first = all_logits ? 0 : nb - 1, .resid = true, .norm = e->out_norm, .n_in = D};
     const mat *om[1] = {&e->output};
     float *oo[1] = {logits};
-    run_matmuls(e, nb - first, e->xn, 1, om, oo);
+    run_matmuls(e, &out, 1, om, oo);
 }
 
 pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {

@@ -8,7 +8,10 @@
 #include <string.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #define KERN_X86 1
 #endif
 
@@ -16,13 +19,28 @@ static int g_level = -1;
 static pthread_once_t g_level_once = PTHREAD_ONCE_INIT;
 static void level_init(void) { g_level = kern_detect(); }
 
+#ifdef KERN_X86
+/* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and Linux's permission for the tile
+ * state (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA; process-wide). */
+static bool amx_usable(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25)))
+        return false;
+#ifdef SYS_arch_prctl
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return false;
+#endif
+}
+#endif
+
 kern_level kern_detect(void) {
 #ifdef KERN_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     if (avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
-        return KERN_VNNI;
+        return amx_usable() ? KERN_AMX : KERN_VNNI;
     if (avx512)
         return KERN_AVX512;
     if (avx2)
@@ -44,8 +62,8 @@ void kern_set_level(kern_level l) {
 }
 
 const char *kern_level_name(kern_level l) {
-    static const char *const names[] = {"scalar", "avx2", "avx512", "avx512vnni"};
-    return (unsigned)l < 4 ? names[l] : "?";
+    static const char *const names[] = {"scalar", "avx2", "avx512", "avx512vnni", "amx"};
+    return (unsigned)l < 5 ? names[l] : "?";
 }
 
 bool kern_weight_supported(ggml_type t) {
@@ -60,7 +78,7 @@ bool kern_weight_supported(ggml_type t) {
 
 ggml_type kern_act_type(ggml_type t) {
     switch (t) {
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: return GGML_TYPE_Q8_0;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_Q6_K: return GGML_TYPE_Q8_0;
     default: return GGML_TYPE_F32;
     }
 }
@@ -136,6 +154,28 @@ static float dot_q4_K_scalar(const block_q4_K *w, const kern_q8_block *x, int n)
             float ds = ggml_fp16_to_fp32(w->d) * (float)sc, dm = ggml_fp16_to_fp32(w->dmin) * (float)m;
             acc = fmaf(x->d, fmaf(ds, (float)s, -(dm * (float)x->sum)), acc);
         }
+    return acc;
+}
+
+/* Q6_K against per-32 Q8 activation blocks, as the packed kernels compute it: per
+ * sub-block s = sc_lo * (sum of (q - 32) * x over elements 0..15) + sc_hi * (16..31), exact,
+ * then acc = fma(d * d_x, s, acc). */
+static float dot_q6_K_scalar(const block_q6_K *w, const kern_q8_block *x, int n) {
+    float acc = 0;
+    for (int b = 0; b < n / QK_K; b++, w++) {
+        float y[QK_K]; /* the quants, not scaled: d = 1, scales 1 */
+        block_q6_K u = *w;
+        u.d = ggml_fp32_to_fp16(1.0f);
+        memset(u.scales, 1, sizeof u.scales);
+        dequantize_row_q6_K(&u, y, QK_K);
+        for (int sb = 0; sb < 8; sb++, x++) {
+            int half[2] = {0, 0};
+            for (int l = 0; l < 32; l++)
+                half[l / 16] += (int)y[32 * sb + l] * x->qs[l];
+            int s = w->scales[2 * sb] * half[0] + w->scales[2 * sb + 1] * half[1];
+            acc = fmaf(ggml_fp16_to_fp32(w->d) * x->d, (float)s, acc);
+        }
+    }
     return acc;
 }
 
@@ -272,6 +312,22 @@ T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, 
 }
 
 
+/* F32 -> F16 with F16C, 8 at a time (round to nearest even, as ggml_fp32_to_fp16); a run
+ * of 8 holding a NaN is left to the scalar conversion (NaN payloads would differ). Returns
+ * the elements done. */
+T_AVX2 static int f32_to_f16_avx2(const float *x, ggml_half *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+            for (int k = 0; k < 8; k++)
+                y[i + k] = ggml_fp32_to_fp16(x[i + k]);
+        else
+            _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    return i;
+}
+
 /* The elements of kern_axpy_f16 it did (a multiple of 8). */
 T_AVX2 static int axpy_f16_avx2(float *y, float a, const ggml_half *x, int n) {
     __m256 va = _mm256_set1_ps(a);
@@ -343,18 +399,34 @@ void kern_axpy_f16(float *y, float a, const ggml_half *x, int n) {
         y[i] = fmaf(a, ggml_fp16_to_fp32(x[i]), y[i]);
 }
 
+void kern_f32_to_f16(const float *x, ggml_half *y, int n) {
+    int i = 0;
+#ifdef KERN_X86
+    if (kern_get_level() >= KERN_AVX2)
+        i = f32_to_f16_avx2(x, y, n);
+#endif
+    for (; i < n; i++)
+        y[i] = ggml_fp32_to_fp16(x[i]);
+}
+
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
     float *o = out;
     switch (t) {
-    case GGML_TYPE_F16: /* rounded through F16, kept as F32 so kernels convert only weights */
-        for (int i = 0; i < n; i++)
-            o[i] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(x[i]));
+    case GGML_TYPE_F16: { /* rounded through F16, kept as F32 so kernels convert only weights */
+        ggml_half h[64];
+        for (int i0 = 0; i0 < n; i0 += 64) {
+            int m = n - i0 < 64 ? n - i0 : 64;
+            kern_f32_to_f16(x + i0, h, m);
+            for (int i = 0; i < m; i++)
+                o[i0 + i] = ggml_fp16_to_fp32(h[i]);
+        }
         break;
+    }
     case GGML_TYPE_BF16:
         for (int i = 0; i < n; i++)
             o[i] = ggml_bf16_to_fp32(ggml_fp32_to_bf16(x[i]));
         break;
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_Q6_K:
 #ifdef KERN_X86
         if (kern_get_level() >= KERN_AVX2) {
             quantize_q8_avx2(x, out, n);
@@ -403,6 +475,8 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
         return dot_q4_0_scalar(w, a, n);
     case GGML_TYPE_Q4_K:
         return dot_q4_K_scalar(w, a, n);
+    case GGML_TYPE_Q6_K:
+        return dot_q6_K_scalar(w, a, n);
     default:
         if (!ggml_dequantize_row(t, w, scratch, n))
             return NAN;

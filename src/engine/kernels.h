@@ -11,8 +11,9 @@
 
 #include "engine/ggml_type.h"
 
-/* KERN_VNNI: AVX-512 with VNNI (vpdpbusd), used by the packed integer kernels. */
-typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2, KERN_VNNI = 3 } kern_level;
+/* KERN_VNNI: AVX-512 with VNNI (vpdpbusd), used by the packed integer kernels; KERN_AMX:
+ * that and AMX-INT8 tiles (the OS permits them: arch_prctl), for batches of 16 tokens. */
+typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2, KERN_VNNI = 3, KERN_AMX = 4 } kern_level;
 
 /* The best level this CPU supports; kern_set_level picks another (lower) one, for tests. */
 kern_level kern_detect(void);
@@ -72,6 +73,8 @@ void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, i
 float kern_dot_f32(const float *a, const float *b, int n);
 /* y += a * x */
 void kern_axpy_f32(float *y, float a, const float *x, int n);
+/* y = x rounded to F16, ggml_fp32_to_fp16's bits on every level (F16C where present) */
+void kern_f32_to_f16(const float *x, ggml_half *y, int n);
 /* y += a * x for F16 x (each step one fused multiply-add, on every level) */
 void kern_axpy_f16(float *y, float a, const ggml_half *x, int n);
 

@@ -1,19 +1,22 @@
-/* kernels_pack.c - Q4_0, Q8_0 and Q4_K matrices repacked in groups of 8 rows, one SIMD lane
+/* kernels_pack.c - Q4_0, Q8_0, Q4_K and Q6_K matrices repacked in groups of 8 rows, one SIMD lane
  * per row: four bytes of each of the 8 rows sit side by side, so four activation bytes
  * broadcast to all lanes multiply 8 rows at once, the integer sums stay exact, and the 8
  * rows' block scales are applied in one multiply. A group block holds the 8 rows' scales
  * and then, for chunk k, the 8 rows' bytes 4k..4k+3 (Q4_0: 4 chunks, each byte a low and
  * a high nibble, which are elements 4k+j and 16+4k+j; Q8_0: 8 chunks). A Q4_K group block
  * covers a 256-element super-block: the 8 rows' d and dmin, their 6-bit scales and mins
- * unpacked to bytes, and each 32-element sub-block's nibbles laid out as Q4_0's.
+ * unpacked to bytes, and each 32-element sub-block's nibbles laid out as Q4_0's. Q6_K: the
+ * rows' d and int8 scales, and per sub-block the values q - 32 as bytes laid out as Q8_0's.
  *
  * Every output is computed the same way on every level and for every batch size: per
  * block the exact integer dot product s, then acc = fma(d_w * d_x, (float)s, acc), blocks
  * in order. So the scalar, AVX2 and AVX-512 VNNI kernels, any tiling of tokens, and any
  * split of rows over threads give bit-identical results. */
 #include "engine/kernels.h"
+#include "engine/kernels_pack.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -21,70 +24,27 @@
 #define KERN_X86 1
 #endif
 
-typedef struct pk_q4_0 {
-    ggml_half d[8];
-    uint8_t q[128];
-} pk_q4_0;
-
-typedef struct pk_q8_0 {
-    ggml_half d[8];
-    int8_t q[256];
-} pk_q8_0;
-
-typedef struct pk_q4_K {
-    ggml_half d[8], dmin[8];
-    uint8_t sc[8][8]; /* [sub-block][row] */
-    uint8_t m[8][8];
-    uint8_t q[8][128]; /* per sub-block: pk_q4_0's q */
-} pk_q4_K;
-
-_Static_assert(sizeof(pk_q4_0) == 8 * sizeof(block_q4_0), "pk_q4_0 holds 8 blocks");
-_Static_assert(sizeof(pk_q4_K) == 8 * sizeof(block_q4_K) + 32, "pk_q4_K: 8 blocks, scales as bytes");
-_Static_assert(sizeof(pk_q8_0) == 8 * sizeof(block_q8_0), "pk_q8_0 holds 8 blocks");
 
 #define TILE_TOKENS 4 /* tokens multiplied per pass over a group's weights (AVX2) */
 
-bool kern_pack_supported(ggml_type t) { return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_K; }
+bool kern_pack_supported(ggml_type t) {
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K;
+}
 
 static size_t pack_block_size(ggml_type t) { return t == GGML_TYPE_Q4_0 ? sizeof(pk_q4_0) : sizeof(pk_q8_0); }
 
 /* Bytes of one packed group of 8 rows of n_in elements. */
 static size_t group_bytes(ggml_type t, int n_in) {
-    if (t == GGML_TYPE_Q4_K)
-        return (size_t)(n_in / QK_K) * sizeof(pk_q4_K);
+    if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K)
+        return (size_t)(n_in / QK_K) * (t == GGML_TYPE_Q4_K ? sizeof(pk_q4_K) : sizeof(pk_q6_K));
     return (size_t)(n_in / 32) * pack_block_size(t);
 }
 
 size_t kern_pack_size(ggml_type t, int n_in, int n_out) { return (size_t)KERN_GROUPS(n_out) * group_bytes(t, n_in); }
 
-/* Nibble l (0..31) of sub-block sb of a Q4_K block: low nibbles of a 32-byte run are one
- * sub-block, high nibbles the next. */
-static int q4_K_nibble(const block_q4_K *b, int sb, int l) { return (b->qs[32 * (sb / 2) + l] >> (4 * (sb & 1))) & 0x0F; }
-
-static void pack_q4_K(const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
-    int nsup = n_in / QK_K;
-    for (int g = g0; g < g1; g++)
-        for (int b = 0; b < nsup; b++) {
-            pk_q4_K *pk = (pk_q4_K *)dst + (size_t)g * nsup + b;
-            memset(pk, 0, sizeof *pk);
-            for (int i = 0; i < 8 && g * 8 + i < n_out; i++) { /* padding rows: scale 0 */
-                const block_q4_K *blk = (const block_q4_K *)((const unsigned char *)src + (size_t)(g * 8 + i) * row_bytes) + b;
-                pk->d[i] = blk->d;
-                pk->dmin[i] = blk->dmin;
-                for (int sb = 0; sb < 8; sb++) {
-                    ggml_q4_K_scale_min(sb, blk->scales, &pk->sc[sb][i], &pk->m[sb][i]);
-                    for (int k = 0; k < 4; k++)
-                        for (int j = 0; j < 4; j++)
-                            pk->q[sb][(k * 8 + i) * 4 + j] =
-                                (uint8_t)(q4_K_nibble(blk, sb, 4 * k + j) | q4_K_nibble(blk, sb, 16 + 4 * k + j) << 4);
-                }
-            }
-        }
-}
-
 void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
-    if (t == GGML_TYPE_Q4_K) {
-        pack_q4_K(src, row_bytes, n_in, n_out, g0, g1, dst);
+    if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) {
+        kern_pack_kquant(t, src, row_bytes, n_in, n_out, g0, g1, dst);
         return;
     }
     int nblk = n_in / 32, chunks = t == GGML_TYPE_Q4_0 ? 4 : 8;
@@ -144,6 +104,23 @@ static void q4_K_scalar(const pk_q4_K *pk, int nsup, const kern_q8_block *x, flo
         }
 }
 
+/* One Q6_K group times one token's blocks: per sub-block s = sc_lo * (sum over elements
+ * 0..15) + sc_hi * (sum over 16..31), exact, then acc = fma(d * d_x, (float)s, acc). */
+static void q6_K_scalar(const pk_q6_K *pk, int nsup, const kern_q8_block *x, float *acc) {
+    for (int b = 0; b < nsup; b++, pk++)
+        for (int sb = 0; sb < 8; sb++) {
+            const kern_q8_block *xb = &x[b * 8 + sb];
+            for (int i = 0; i < 8; i++) {
+                int half[2] = {0, 0};
+                for (int k = 0; k < 8; k++)
+                    for (int j = 0; j < 4; j++)
+                        half[k / 4] += pk->q[sb][(k * 8 + i) * 4 + j] * xb->qs[4 * k + j];
+                int s = pk->sc[2 * sb][i] * half[0] + pk->sc[2 * sb + 1][i] * half[1];
+                acc[i] = fmaf(ggml_fp16_to_fp32(pk->d[i]) * xb->d, (float)s, acc[i]);
+            }
+        }
+}
+
 static void gemm_scalar(ggml_type t, const void *P, int nblk, int n_out, int g, const unsigned char *act,
                         size_t act_stride, int nb, float *out, int ldo) {
     size_t bs = pack_block_size(t);
@@ -152,7 +129,9 @@ static void gemm_scalar(ggml_type t, const void *P, int nblk, int n_out, int g, 
         float acc[8] = {0};
         if (t == GGML_TYPE_Q4_K)
             q4_K_scalar((const pk_q4_K *)P + (size_t)g * (nblk / 8), nblk / 8, x, acc);
-        for (int b = 0; b < nblk && t != GGML_TYPE_Q4_K; b++) {
+        if (t == GGML_TYPE_Q6_K)
+            q6_K_scalar((const pk_q6_K *)P + (size_t)g * (nblk / 8), nblk / 8, x, acc);
+        for (int b = 0; b < nblk && t != GGML_TYPE_Q4_K && t != GGML_TYPE_Q6_K; b++) {
             const unsigned char *pk = (const unsigned char *)P + ((size_t)g * nblk + b) * bs;
             for (int i = 0; i < 8; i++) {
                 int s = t == GGML_TYPE_Q4_0 ? q4_0_isum((const pk_q4_0 *)pk, i, &x[b]) : q8_0_isum((const pk_q8_0 *)pk, i, &x[b]);
@@ -288,6 +267,51 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
+/* 8 rows' int8 scales as int16 pairs (the scale in both halves of each 32-bit lane). */
+T_AVX2 INLINE __m256i scale_pairs_avx2(const int8_t *p) {
+    __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(v, 16));
+}
+
+/* Q6_K: weights q - 32 in [-32, 31]; |w| times x with w's sign as Q8_0's tile, each half
+ * (4 chunks, |sum| <= 4 * 2 * 32 * 127 < 32768) summed in int16 and scaled by vpmaddwd. */
+T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_block *const *x, const int rn,
+                                  float *const *o, int valid) {
+    __m256 acc[TILE_TOKENS];
+    for (int t = 0; t < TILE_TOKENS; t++)
+        acc[t] = _mm256_setzero_ps();
+    for (int b = 0; b < nsup; b++, pk++) {
+        __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
+        for (int sb = 0; sb < 8; sb++) {
+            const int8_t *q = pk->q[sb];
+            __m256i aw[8];
+            for (int k = 0; k < 8; k++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+                aw[k] = _mm256_sign_epi8(v, v);
+            }
+            __m256i sc0 = scale_pairs_avx2(pk->sc[2 * sb]), sc1 = scale_pairs_avx2(pk->sc[2 * sb + 1]);
+#pragma GCC unroll 4
+            for (int t = 0; t < rn; t++) {
+                const kern_q8_block *xb = &x[t][b * 8 + sb];
+                __m256i h[2];
+                for (int half = 0; half < 2; half++) {
+                    h[half] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+                    for (int k = 4 * half; k < 4 * half + 4; k++) {
+                        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+                        __m256i sx = _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xb->qs + 4 * k)), v);
+                        h[half] = _mm256_add_epi16(h[half], _mm256_maddubs_epi16(aw[k], sx));
+                    }
+                }
+                __m256i is = _mm256_add_epi32(_mm256_madd_epi16(h[0], sc0), _mm256_madd_epi16(h[1], sc1));
+                acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
+            }
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store8(o[t], valid, acc[t]);
+}
+
 /* Tokens t0..t0+rn-1 of a tile: their activation blocks and where their outputs for group
  * g (and the groups after it) go. */
 static void tile_rows(const unsigned char *act, size_t act_stride, float *out, int ldo, int g, int t0, int rn,
@@ -317,6 +341,8 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
             q4_0_avx2_tile(pk, nblk, x, n, o, valid);                         \
         else if (t == GGML_TYPE_Q4_K)                                         \
             q4_K_avx2_tile(pk, nblk / 8, x, n, o, valid);                     \
+        else if (t == GGML_TYPE_Q6_K)                                         \
+            q6_K_avx2_tile(pk, nblk / 8, x, n, o, valid);                     \
         else                                                                  \
             q8_0_avx2_tile(pk, nblk, x, n, o, valid);                         \
         break;
@@ -454,6 +480,45 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
         store16(o[t], valid, acc[t]);
 }
 
+/* Q6_K: as Q8_0's VNNI tile per half sub-block (x + 128 against the signed weights, less
+ * 128 * their sum), then the halves' int32 sums times the rows' scales. */
+T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup, const kern_q8_block *const *x,
+                                  const int rn, float *const *o, int valid) {
+    __m512 acc[TILE_TOKENS_VNNI];
+    for (int t = 0; t < TILE_TOKENS_VNNI; t++)
+        acc[t] = _mm512_setzero_ps();
+    const __m512i top = _mm512_set1_epi8((char)0x80);
+    for (int b = 0; b < nsup; b++, pa++, pb++) {
+        __m512 dw = scales_2x8(pa->d, pb->d);
+        for (int sb = 0; sb < 8; sb++) {
+            __m512i w[8], off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, sc[2];
+            for (int k = 0; k < 8; k++) {
+                w[k] = load_2x256(pa->q[sb] + 32 * k, pb->q[sb] + 32 * k);
+                off[k / 4] = _mm512_dpbusd_epi32(off[k / 4], top, w[k]);
+            }
+            for (int half = 0; half < 2; half++)
+                sc[half] = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + half]),
+                                                                   _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + half])));
+#pragma GCC unroll 8
+            for (int t = 0; t < rn; t++) {
+                const kern_q8_block *xb = &x[t][b * 8 + sb];
+                __m512i h[2];
+                for (int half = 0; half < 2; half++) {
+                    h[half] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                    for (int k = 4 * half; k < 4 * half + 4; k++)
+                        h[half] = _mm512_dpbusd_epi32(h[half], _mm512_xor_si512(_mm512_set1_epi32(load_i32(xb->qs + 4 * k)), top), w[k]);
+                    h[half] = _mm512_mullo_epi32(_mm512_sub_epi32(h[half], off[half]), sc[half]);
+                }
+                __m512i s = _mm512_add_epi32(h[0], h[1]);
+                acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
+            }
+        }
+    }
+    for (int t = 0; t < rn; t++)
+        store16(o[t], valid, acc[t]);
+}
+
 /* Pairs of groups with VNNI; an odd last group goes through the AVX2 kernel, whose
  * results are the same. */
 T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
@@ -474,6 +539,8 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
             q4_0_vnni_tile((const pk_q4_0 *)pa, (const pk_q4_0 *)pb, nblk, x, n, o, valid);          \
         else if (t == GGML_TYPE_Q4_K)                                                                \
             q4_K_vnni_tile((const pk_q4_K *)pa, (const pk_q4_K *)pb, nblk / 8, x, n, o, valid);      \
+        else if (t == GGML_TYPE_Q6_K)                                                                \
+            q6_K_vnni_tile((const pk_q6_K *)pa, (const pk_q6_K *)pb, nblk / 8, x, n, o, valid);      \
         else                                                                                         \
             q8_0_vnni_tile((const pk_q8_0 *)pa, (const pk_q8_0 *)pb, nblk, x, n, o, valid);          \
         break;
@@ -493,6 +560,162 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
     if (g < g1)
         gemm_avx2(t, P, nblk, n_out, g, g1, act, act_stride, nb, out, ldo);
 }
+
+/* ---------------- AMX: 16 tokens x 16 rows per tile multiply ----------------
+ * Per 32-element block: A = 16 tokens' activation quants (tile rows read straight from the
+ * activation rows), B = the two groups' weights, which in the packed layout already are
+ * AMX's B format (row k of B = element quad k of all 16 rows, 4 bytes a row; Q4_0 staged
+ * as nibble - 8, signed); C[token][row] = the exact integer sums the VNNI kernel computes, so the float steps after it, per
+ * token and block in order, are the VNNI kernel's and the results equal it bit for bit.
+ * Two tile sets (tiles 0-2 and 3-5) let two blocks' multiplies overlap. */
+
+#define T_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+typedef struct amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_cfg;
+
+T_AMX static void amx_config(void) {
+    amx_cfg c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int u = 0; u < 2; u++) {
+        c.rows[3 * u] = 16; /* A: 16 tokens x 32 quants */
+        c.colsb[3 * u] = 32;
+        c.rows[3 * u + 1] = 8; /* B: 8 element quads x 16 rows x 4 bytes */
+        c.colsb[3 * u + 1] = 64;
+        c.rows[3 * u + 2] = 16; /* C: 16 tokens x 16 rows, int32 */
+        c.colsb[3 * u + 2] = 64;
+    }
+    _tile_loadconfig(&c);
+}
+
+/* Block b's weights of groups pa, pb as a B tile (8 rows of 64 bytes) in buf. */
+T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b, unsigned char *buf) {
+    __m512i w[8];
+    if (t == GGML_TYPE_Q8_0) {
+        const pk_q8_0 *a = (const pk_q8_0 *)pa + b, *c = (const pk_q8_0 *)pb + b;
+        for (int k = 0; k < 8; k++)
+            w[k] = load_2x256(a->q + 32 * k, c->q + 32 * k);
+    } else if (t == GGML_TYPE_Q4_0) { /* nibble - 8, so the tile sum is the block's integer sum */
+        nib_unpack_vnni(((const pk_q4_0 *)pa)[b].q, ((const pk_q4_0 *)pb)[b].q, w);
+        for (int k = 0; k < 8; k++)
+            w[k] = _mm512_sub_epi8(w[k], _mm512_set1_epi8(8));
+    } else {
+        nib_unpack_vnni(((const pk_q4_K *)pa)[b / 8].q[b % 8], ((const pk_q4_K *)pb)[b / 8].q[b % 8], w);
+    }
+    for (int k = 0; k < 8; k++)
+        _mm512_store_si512((__m512i *)(buf + 64 * k), w[k]);
+}
+
+/* The float steps of block b for 16 tokens (C rows in c), as the VNNI tiles do them. */
+T_AMX INLINE void amx_apply(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b,
+                            const kern_q8_block *const *x, const int32_t *c, __m512 *acc) {
+    __m512 dw, ds = _mm512_setzero_ps(), dm = ds;
+    if (t == GGML_TYPE_Q4_K) {
+        const pk_q4_K *a = (const pk_q4_K *)pa + b / 8, *e = (const pk_q4_K *)pb + b / 8;
+        ds = _mm512_mul_ps(scales_2x8(a->d, e->d), u8x16_ps(a->sc[b % 8], e->sc[b % 8]));
+        dm = _mm512_mul_ps(scales_2x8(a->dmin, e->dmin), u8x16_ps(a->m[b % 8], e->m[b % 8]));
+        dw = ds;
+    } else if (t == GGML_TYPE_Q4_0) {
+        dw = scales_2x8(((const pk_q4_0 *)pa)[b].d, ((const pk_q4_0 *)pb)[b].d);
+    } else {
+        dw = scales_2x8(((const pk_q8_0 *)pa)[b].d, ((const pk_q8_0 *)pb)[b].d);
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < 16; m++) {
+        const kern_q8_block *xb = &x[m][b];
+        __m512i s = _mm512_load_si512((const __m512i *)(c + 16 * m));
+        if (t == GGML_TYPE_Q4_K) {
+            __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
+            acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[m]);
+            continue;
+        }
+        acc[m] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[m]);
+    }
+}
+
+#define AMX_DP(t, c, a, b) \
+    do {                   \
+        if ((t) != GGML_TYPE_Q4_K) \
+            _tile_dpbssd(c, a, b); \
+        else               \
+            _tile_dpbsud(c, a, b); \
+    } while (0)
+
+/* Groups pa, pb (rows 8g..8g+15) times the 16 tokens at act (rows act_stride apart). */
+T_AMX INLINE void amx_tile16(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
+                             const unsigned char *act, size_t act_stride, float *const *o, int valid) {
+    _Alignas(64) unsigned char bbuf[2][512];
+    _Alignas(64) int32_t cbuf[2][256];
+    const kern_q8_block *x[16];
+    for (int m = 0; m < 16; m++)
+        x[m] = (const kern_q8_block *)(act + (size_t)m * act_stride);
+    __m512 acc[16];
+    for (int m = 0; m < 16; m++)
+        acc[m] = _mm512_setzero_ps();
+    const unsigned char *a0 = act + offsetof(kern_q8_block, qs);
+    int b = 0;
+    for (; b + 2 <= nblk; b += 2) {
+        amx_stage_b(t, pa, pb, b, bbuf[0]);
+        amx_stage_b(t, pa, pb, b + 1, bbuf[1]);
+        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), (long)act_stride);
+        _tile_loadd(1, bbuf[0], 64);
+        _tile_zero(2);
+        AMX_DP(t, 2, 0, 1);
+        _tile_loadd(3, a0 + (size_t)(b + 1) * sizeof(kern_q8_block), (long)act_stride);
+        _tile_loadd(4, bbuf[1], 64);
+        _tile_zero(5);
+        AMX_DP(t, 5, 3, 4);
+        _tile_stored(2, cbuf[0], 64);
+        _tile_stored(5, cbuf[1], 64);
+        amx_apply(t, pa, pb, b, x, cbuf[0], acc);
+        amx_apply(t, pa, pb, b + 1, x, cbuf[1], acc);
+    }
+    if (b < nblk) {
+        amx_stage_b(t, pa, pb, b, bbuf[0]);
+        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), (long)act_stride);
+        _tile_loadd(1, bbuf[0], 64);
+        _tile_zero(2);
+        AMX_DP(t, 2, 0, 1);
+        _tile_stored(2, cbuf[0], 64);
+        amx_apply(t, pa, pb, b, x, cbuf[0], acc);
+    }
+    for (int m = 0; m < 16; m++)
+        store16(o[m], valid, acc[m]);
+}
+
+/* Full tiles of 16 tokens with AMX; the last nb % 16 tokens and an odd last group through
+ * the VNNI path (the same results). */
+T_AMX static void gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                           size_t act_stride, int nb, float *out, int ldo) {
+    size_t gb = group_bytes(t, nblk * 32);
+    int nb16 = nb & ~15, g = g0;
+    amx_config();
+    for (; g + 2 <= g1; g += 2) {
+        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
+        for (int t0 = 0; t0 < nb16; t0 += 16) {
+            const unsigned char *a = act + (size_t)t0 * act_stride;
+            float *o[16];
+            for (int m = 0; m < 16; m++)
+                o[m] = out + (size_t)(t0 + m) * ldo + (size_t)g * 8;
+            if (t == GGML_TYPE_Q4_0) /* one instance per type */
+                amx_tile16(GGML_TYPE_Q4_0, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
+            else if (t == GGML_TYPE_Q4_K)
+                amx_tile16(GGML_TYPE_Q4_K, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
+            else
+                amx_tile16(GGML_TYPE_Q8_0, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
+        }
+    }
+    _tile_release();
+    if (g < g1 && nb16 > 0)
+        gemm_vnni(t, P, nblk, n_out, g, g1, act, act_stride, nb16, out, ldo);
+    if (nb16 < nb)
+        gemm_vnni(t, P, nblk, n_out, g0, g1, act + (size_t)nb16 * act_stride, act_stride, nb - nb16,
+                  out + (size_t)nb16 * ldo, ldo);
+}
 #endif
 
 /* ---------------- dispatch ---------------- */
@@ -501,6 +724,10 @@ void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, i
                       size_t act_stride, int nb, float *out, int ldo) {
     int nblk = n_in / 32;
 #ifdef KERN_X86
+    if (kern_get_level() >= KERN_AMX && nb >= 16 && t != GGML_TYPE_Q6_K) { /* Q6_K: VNNI */
+        gemm_amx(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
+        return;
+    }
     if (kern_get_level() >= KERN_VNNI) {
         gemm_vnni(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
         return;

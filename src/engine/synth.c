@@ -506,6 +506,36 @@ static pacer_err tensor_stream(gguf_writer *w, const synth_tensor *t, const synt
     return rc;
 }
 
+/* The GGUF header: general.* and llama.* keys, the vocabulary, the tensor list (a linear
+ * table of keys). */
+static pacer_err synth_header(gguf_writer *w, const synth_params *p, const synth_vocab *v, const synth_tensor *plan,
+                              size_t n_tensors) {
+    uint64_t n_params = 0;
+    for (size_t i = 0; i < n_tensors; i++) n_params += (uint64_t)plan[i].ne[0] * (uint64_t)plan[i].ne[1];
+    int head_dim = p->dim / p->heads;
+    pacer_err rc = gguf_writer_add_str(w, "general.architecture", "llama");
+    if (!rc) rc = gguf_writer_add_str(w, "general.name", p->name ? p->name : "pacer-synth");
+    if (!rc) rc = gguf_writer_add_u32(w, "general.file_type", file_type_of(p->type));
+    if (!rc) rc = gguf_writer_add_u32(w, "general.quantization_version", 2);
+    if (!rc) rc = gguf_writer_add_u64(w, "general.parameter_count", n_params);
+    if (!rc) rc = gguf_writer_add_u64(w, "general.seed", p->seed);
+    if (!rc && p->text_only) rc = gguf_writer_add_bool(w, "pacer.text_only", true);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.context_length", (uint32_t)p->ctx);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.embedding_length", (uint32_t)p->dim);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.block_count", (uint32_t)p->layers);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.feed_forward_length", (uint32_t)p->ffn);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.attention.head_count", (uint32_t)p->heads);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.attention.head_count_kv", (uint32_t)p->kv_heads);
+    if (!rc) rc = gguf_writer_add_f32(w, "llama.rope.freq_base", p->rope_theta);
+    if (!rc) rc = gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", p->rms_eps);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.rope.dimension_count", (uint32_t)head_dim);
+    if (!rc) rc = gguf_writer_add_u32(w, "llama.vocab_size", (uint32_t)v->n);
+    if (!rc) rc = vocab_write(w, v);
+    for (size_t i = 0; !rc && i < n_tensors; i++)
+        rc = gguf_writer_add_tensor(w, plan[i].name, plan[i].norm ? GGML_TYPE_F32 : p->type, plan[i].n_dims, plan[i].ne);
+    return rc;
+}
+
 pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t err_len) {
     if (err && err_len) err[0] = '\0';
     pacer_err rc = synth_params_check(p, err, err_len);
@@ -533,29 +563,7 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
         goto out;
     }
     size_t n_tensors = tensors_plan(p, v.n, plan);
-    uint64_t n_params = 0;
-    for (size_t i = 0; i < n_tensors; i++) n_params += (uint64_t)plan[i].ne[0] * (uint64_t)plan[i].ne[1];
-    int head_dim = p->dim / p->heads;
-    rc = gguf_writer_add_str(w, "general.architecture", "llama");
-    if (!rc) rc = gguf_writer_add_str(w, "general.name", p->name ? p->name : "pacer-synth");
-    if (!rc) rc = gguf_writer_add_u32(w, "general.file_type", file_type_of(p->type));
-    if (!rc) rc = gguf_writer_add_u32(w, "general.quantization_version", 2);
-    if (!rc) rc = gguf_writer_add_u64(w, "general.parameter_count", n_params);
-    if (!rc) rc = gguf_writer_add_u64(w, "general.seed", p->seed);
-    if (!rc && p->text_only) rc = gguf_writer_add_bool(w, "pacer.text_only", true);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.context_length", (uint32_t)p->ctx);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.embedding_length", (uint32_t)p->dim);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.block_count", (uint32_t)p->layers);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.feed_forward_length", (uint32_t)p->ffn);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.attention.head_count", (uint32_t)p->heads);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.attention.head_count_kv", (uint32_t)p->kv_heads);
-    if (!rc) rc = gguf_writer_add_f32(w, "llama.rope.freq_base", p->rope_theta);
-    if (!rc) rc = gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", p->rms_eps);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.rope.dimension_count", (uint32_t)head_dim);
-    if (!rc) rc = gguf_writer_add_u32(w, "llama.vocab_size", (uint32_t)v.n);
-    if (!rc) rc = vocab_write(w, &v);
-    for (size_t i = 0; !rc && i < n_tensors; i++)
-        rc = gguf_writer_add_tensor(w, plan[i].name, plan[i].norm ? GGML_TYPE_F32 : p->type, plan[i].n_dims, plan[i].ne);
+    rc = synth_header(w, p, &v, plan, n_tensors);
     if (rc) {
         pacer_errorf(err, err_len, rc, "building the header: %s", pacer_strerror(rc));
         goto out;

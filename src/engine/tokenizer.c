@@ -306,29 +306,10 @@ static pacer_err build_regex(tokenizer *t, const pre_def *pd, char *err, size_t 
     return PACER_OK;
 }
 
-pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, size_t err_len) {
-    *out = NULL;
-    if (!v || !v->tokens || v->n_tokens == 0 || v->n_tokens > INT32_MAX / 2) {
-        pacer_errorf(err, err_len, PACER_OK, "tokenizer: no tokens (or too many: %zu)", v ? v->n_tokens : (size_t)0);
-        return PACER_ERR_ARG;
-    }
-    const char *model = v->model && *v->model ? v->model : "gpt2";
-    int kind;
-    if (strcmp(model, "gpt2") == 0) kind = MODEL_BPE;
-    else if (strcmp(model, "llama") == 0) kind = MODEL_SPM;
-    else {
-        pacer_errorf(err, err_len, PACER_OK, "tokenizer: model \"%s\" is not supported (gpt2, llama)", model);
-        return PACER_ERR_UNSUPPORTED;
-    }
-    tokenizer *t = calloc(1, sizeof *t);
-    if (!t) return PACER_ERR_NOMEM;
-    pacer_err rc = PACER_ERR_NOMEM;
+/* The token texts in one blob with their types and scores, the index by text (on
+ * duplicates the first id wins; unused tokens never do) and every token's decoded piece. */
+static pacer_err tokens_store(tokenizer *t, const tokenizer_vocab *v) {
     size_t n = v->n_tokens, total = 0;
-    t->model = kind;
-    t->n_vocab = (int32_t)n;
-    t->model_name = dup_str(model);
-    t->pre_name = dup_str(v->pre && *v->pre ? v->pre : "gpt2");
-    if (v->chat_template && !(t->chat_template = dup_str(v->chat_template))) goto fail;
     for (size_t i = 0; i < n; i++) total += v->token_lens ? v->token_lens[i] : strlen(v->tokens[i]);
     t->text_off = malloc((n + 1) * sizeof *t->text_off);
     t->piece_off = malloc((n + 1) * sizeof *t->piece_off);
@@ -340,9 +321,8 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
     while (hcap < n * 2) hcap <<= 1;
     t->hash = malloc(hcap * sizeof *t->hash);
     t->hash_mask = hcap - 1;
-    if (!t->model_name || !t->pre_name || !t->text_off || !t->piece_off || !t->text_blob ||
-        !t->piece_blob || !t->types || !t->scores || !t->hash)
-        goto fail;
+    if (!t->text_off || !t->piece_off || !t->text_blob || !t->piece_blob || !t->types || !t->scores || !t->hash)
+        return PACER_ERR_NOMEM;
     memset(t->hash, 0xFF, hcap * sizeof *t->hash);
     size_t off = 0;
     for (size_t i = 0; i < n; i++) {
@@ -375,6 +355,33 @@ pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, 
         poff += piece_make(t, id, t->piece_blob + poff);
     }
     t->piece_off[n] = poff;
+    return PACER_OK;
+}
+
+pacer_err tokenizer_build(const tokenizer_vocab *v, tokenizer **out, char *err, size_t err_len) {
+    *out = NULL;
+    if (!v || !v->tokens || v->n_tokens == 0 || v->n_tokens > INT32_MAX / 2) {
+        pacer_errorf(err, err_len, PACER_OK, "tokenizer: no tokens (or too many: %zu)", v ? v->n_tokens : (size_t)0);
+        return PACER_ERR_ARG;
+    }
+    const char *model = v->model && *v->model ? v->model : "gpt2";
+    int kind;
+    if (strcmp(model, "gpt2") == 0) kind = MODEL_BPE;
+    else if (strcmp(model, "llama") == 0) kind = MODEL_SPM;
+    else {
+        pacer_errorf(err, err_len, PACER_OK, "tokenizer: model \"%s\" is not supported (gpt2, llama)", model);
+        return PACER_ERR_UNSUPPORTED;
+    }
+    tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return PACER_ERR_NOMEM;
+    pacer_err rc = PACER_ERR_NOMEM;
+    size_t n = v->n_tokens;
+    t->model = kind;
+    t->n_vocab = (int32_t)n;
+    t->model_name = dup_str(model);
+    t->pre_name = dup_str(v->pre && *v->pre ? v->pre : "gpt2");
+    if (v->chat_template && !(t->chat_template = dup_str(v->chat_template))) goto fail;
+    if (!t->model_name || !t->pre_name || (rc = tokens_store(t, v))) goto fail;
     int32_t ids[6] = {v->bos_id, v->eos_id, v->eot_id, v->eom_id, v->pad_id, v->unk_id};
     for (int i = 0; i < 6; i++)
         if (ids[i] < -1 || ids[i] >= (int32_t)n) {

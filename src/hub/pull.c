@@ -171,10 +171,8 @@ static bool file_exists(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-pacer_err hub_pull_plan(const char *repo, const char *revision, const char *const *include, size_t ninclude,
-                        const char *const *exclude, size_t nexclude, hub_plan *plan, char *err, size_t err_len) {
-    memset(plan, 0, sizeof *plan);
-    const char *rev = (revision && *revision) ? revision : "main";
+/* The plan's repository, revision, cache directory and endpoint, checked. */
+static pacer_err plan_begin(hub_plan *plan, const char *repo, const char *rev, char *err, size_t err_len) {
     pacer_err rc = hub_cache_repo_dir(NULL, repo, plan->repo_dir, sizeof plan->repo_dir);
     if (rc) {
         pacer_errorf(err, err_len, PACER_OK, rc == PACER_ERR_ARG ? "'%s' is not a valid repo id (expected ORG/NAME)"
@@ -192,7 +190,48 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
     snprintf(plan->endpoint, sizeof plan->endpoint, "%s", (ep && *ep) ? ep : "https://huggingface.co");
     size_t el = strlen(plan->endpoint);
     while (el && plan->endpoint[el - 1] == '/') plan->endpoint[--el] = '\0';
+    return PACER_OK;
+}
 
+/* The files of the hub's revision answer `root` that the patterns select, with their
+ * content hashes and whether the cache holds them already. */
+static pacer_err plan_files(hub_plan *plan, const json_t *root, const char *const *include, size_t ninclude,
+                            const char *const *exclude, size_t nexclude, char *err, size_t err_len) {
+    const char *sha = json_get_str(root, "sha", NULL);
+    json_t *sib = json_object_get(root, "siblings");
+    if (!sha || !is_hex(sha, 40) || !json_is_array(sib))
+        return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "the hub's revision answer has no commit sha or file list");
+    snprintf(plan->commit, sizeof plan->commit, "%s", sha);
+    plan->files = calloc(json_array_size(sib) + 1, sizeof *plan->files);
+    if (!plan->files) return PACER_ERR_NOMEM;
+    size_t i;
+    json_t *f;
+    json_array_foreach(sib, i, f) {
+        const char *p = json_get_str(f, "rfilename", NULL);
+        if (!p || !repo_path_ok(p))
+            return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "the hub lists a file with an unsafe or missing name");
+        if (!selected(p, include, ninclude, exclude, nexclude)) continue;
+        hub_file *hf = &plan->files[plan->nfiles];
+        json_t *lfs = json_object_get(f, "lfs");
+        const char *etag = lfs ? json_get_str(lfs, "sha256", NULL) : json_get_str(f, "blobId", NULL);
+        if (!etag || !(lfs ? is_hex(etag, 64) : is_hex(etag, 40)))
+            return pacer_errorf(err, err_len, PACER_ERR_FORMAT, "the hub gives no content hash for %s", p);
+        if (!(hf->path = strdup(p))) return PACER_ERR_NOMEM;
+        plan->nfiles++;
+        snprintf(hf->etag, sizeof hf->etag, "%s", etag);
+        hf->size = lfs ? json_get_int(lfs, "size", -1) : json_get_int(f, "size", -1);
+        char bp[PATH_MAX];
+        hf->cached = snprintf(bp, sizeof bp, "%s/blobs/%s", plan->repo_dir, etag) < (int)sizeof bp && file_exists(bp);
+    }
+    return PACER_OK;
+}
+
+pacer_err hub_pull_plan(const char *repo, const char *revision, const char *const *include, size_t ninclude,
+                        const char *const *exclude, size_t nexclude, hub_plan *plan, char *err, size_t err_len) {
+    memset(plan, 0, sizeof *plan);
+    const char *rev = (revision && *revision) ? revision : "main";
+    pacer_err rc = plan_begin(plan, repo, rev, err, err_len);
+    if (rc) return rc;
     http_global_once();
     buf body, url;
     buf_init(&body, API_MAX);
@@ -224,51 +263,10 @@ pacer_err hub_pull_plan(const char *repo, const char *revision, const char *cons
         rc = PACER_ERR_PARSE;
         goto out;
     }
-    const char *sha = json_get_str(root, "sha", NULL);
-    json_t *sib = json_object_get(root, "siblings");
-    if (!sha || !is_hex(sha, 40) || !json_is_array(sib)) {
-        pacer_errorf(err, err_len, PACER_OK, "the hub's revision answer has no commit sha or file list");
-        rc = PACER_ERR_FORMAT;
-        goto out;
-    }
-    snprintf(plan->commit, sizeof plan->commit, "%s", sha);
-    plan->files = calloc(json_array_size(sib) + 1, sizeof *plan->files);
-    if (!plan->files) {
-        rc = PACER_ERR_NOMEM;
-        goto out;
-    }
-    size_t i;
-    json_t *f;
-    json_array_foreach(sib, i, f) {
-        const char *p = json_get_str(f, "rfilename", NULL);
-        if (!p || !repo_path_ok(p)) {
-            pacer_errorf(err, err_len, PACER_OK, "the hub lists a file with an unsafe or missing name");
-            rc = PACER_ERR_FORMAT;
-            goto out;
-        }
-        if (!selected(p, include, ninclude, exclude, nexclude)) continue;
-        hub_file *hf = &plan->files[plan->nfiles];
-        json_t *lfs = json_object_get(f, "lfs");
-        const char *etag = lfs ? json_get_str(lfs, "sha256", NULL) : json_get_str(f, "blobId", NULL);
-        if (!etag || !(lfs ? is_hex(etag, 64) : is_hex(etag, 40))) {
-            pacer_errorf(err, err_len, PACER_OK, "the hub gives no content hash for %s", p);
-            rc = PACER_ERR_FORMAT;
-            goto out;
-        }
-        if (!(hf->path = strdup(p))) {
-            rc = PACER_ERR_NOMEM;
-            goto out;
-        }
-        plan->nfiles++;
-        snprintf(hf->etag, sizeof hf->etag, "%s", etag);
-        hf->size = lfs ? json_get_int(lfs, "size", -1) : json_get_int(f, "size", -1);
-        char bp[PATH_MAX];
-        hf->cached = snprintf(bp, sizeof bp, "%s/blobs/%s", plan->repo_dir, etag) < (int)sizeof bp && file_exists(bp);
-    }
-    if (plan->nfiles == 0) {
-        pacer_errorf(err, err_len, PACER_OK, "no file of %s@%s matches the --include/--exclude patterns", repo, rev);
-        rc = PACER_ERR_NOT_FOUND;
-    }
+    if ((rc = plan_files(plan, root, include, ninclude, exclude, nexclude, err, err_len))) goto out;
+    if (plan->nfiles == 0)
+        rc = pacer_errorf(err, err_len, PACER_ERR_NOT_FOUND, "no file of %s@%s matches the --include/--exclude patterns",
+                          repo, rev);
 out:
     json_decref(root);
     curl_free(erev);

@@ -244,6 +244,10 @@ static json_t *sample_json(lab_sample_result *s, int build, bool first) {
     json_t *output = json_stringn(text, s->answer.len); /* NULL only for text that is not UTF-8 */
     if (j) json_object_update_missing_new(j, json_pack("{s:s,s:b,s:o}", "binary", build_names[build], "first", first, "output",
                                                        output ? output : json_null()));
+    /* the engine's own prompt time, as it reported it (the record keeps the rate made of it) */
+    const lab_record *r = &s->rec;
+    if (j && r->has_usage && r->has_server_prefill_tok_s && r->server_prefill_tok_s > 0)
+        json_object_set_new(j, "server_prompt_ms", json_real((double)r->prefill_tokens * 1000.0 / r->server_prefill_tok_s));
     return j;
 }
 

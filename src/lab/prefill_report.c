@@ -293,6 +293,8 @@ static pacer_err head_lines(buf *out, const json_t *report) {
     pacer_err rc = lab_md_parts(out, title, 3);
     if (!rc) rc = build_line(out, "before", json_object_get(bins, "before"));
     if (!rc) rc = build_line(out, "after", json_object_get(bins, "after"));
+    if (!rc && !strcmp(lab_str(json_object_get(bins, "before"), "sha256"), lab_str(json_object_get(bins, "after"), "sha256")))
+        rc = buf_append_str(out, "- the two builds are the same file (one sha256): the ratios show the spread of the measurement itself\n");
     bool has_diff = json_is_true(json_object_get(diff, "available"));
     const char *dparts[] = {has_diff ? "- source diff: " : "- source diff unavailable: ", lab_str(diff, has_diff ? "summary" : "reason"),
                             has_diff && lab_str(diff, "file")[0] ? " (" : "", lab_str(diff, "file"), has_diff && lab_str(diff, "file")[0] ? ")\n" : "\n"};

@@ -9,7 +9,8 @@
  * (lab/prefill.h: state, command, provenance, settings, suite, model, configurations,
  * prompts, binaries, source_diff) and "samples" (in the order they ran: a lab sample record,
  * record.h, plus "binary": "before" | "after", "first": whether it ran first in its pair,
- * "output": the generated text verbatim), then derived here:
+ * "output": the generated text verbatim, "server_prompt_ms": the engine's prompt time when
+ * it reported one), then derived here:
  *   pairs: [{round, length, config, first ("before" | "after": which build ran first),
  *            before, after (sample ids or null), ratio, server_ratio (after/before of
  *            prefill_tok_s and server_prefill_tok_s; null unless both samples are usable),

@@ -12,13 +12,16 @@
 
 #define VERSION_MAX 200 /* bytes of the first --version line kept */
 
-/* Runs a command and keeps its output in `out` (cap `cap`), with trailing white space cut. */
-static pacer_err run_capture(const char *const *argv, bool merge, size_t cap, buf *out) {
+/* Runs a command and keeps its output in `out` (cap `cap`), with trailing white space cut
+ * unless `exact`. */
+static pacer_err run_output(const char *const *argv, bool merge, size_t cap, bool exact, buf *out) {
     buf_init(out, cap);
     pacer_err rc = probe_command_run(argv, 20000, merge, out);
-    while (out->len && isspace((unsigned char)out->data[out->len - 1])) out->data[--out->len] = '\0';
+    while (!exact && out->len && isspace((unsigned char)out->data[out->len - 1])) out->data[--out->len] = '\0';
     return rc;
 }
+
+static pacer_err run_capture(const char *const *argv, bool merge, size_t cap, buf *out) { return run_output(argv, merge, cap, false, out); }
 
 /* A commit named in parentheses in `text` ("version: 4589 (b4d92a59)"): 7-40 hex digits. */
 static bool commit_in(const char *text, char *commit) {
@@ -104,7 +107,7 @@ static pacer_err diff_in(const char *top, const char *a, const char *b, buf *sta
     const char *diff_argv[] = {"git", "-C", top, "diff", a, b, NULL};
     pacer_err rc = run_capture(stat_argv, false, 1 << 16, stat);
     buf_free(diff);
-    if (!rc) rc = run_capture(diff_argv, false, LAB_DIFF_MAX, diff);
+    if (!rc) rc = run_output(diff_argv, false, LAB_DIFF_MAX, true, diff); /* the diff as git wrote it */
     return rc;
 }
 

@@ -5,16 +5,17 @@
 #include <string.h>
 
 /* Every managed engine decodes one request at a time (DESIGN.md 6: "its own
- * single-request serve"): the builtin engine always does, the others get one slot. */
+ * single-request serve"): {slots} is 1, except in a load sweep, where the engine gets as many
+ * sequence slots as the sweep keeps requests in flight (launch_argv_params.slots). */
 const launch_adapter launch_adapters[] = {
     {.name = "builtin", .backend = "cpu", .default_bin = "{self}", .loads = LAUNCH_FORMAT_GGUF,
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--name", "{name}", "--threads", "{threads}", "--ctx", "{ctx}"},
-     .no_cache_args = {"--no-prompt-cache"}, .serial_args = {"--serial"}, .drafter_args = {"--drafter", "{drafter}"},
+     .slot_args = {"--parallel", "{slots}"}, .no_cache_args = {"--no-prompt-cache"}, .serial_args = {"--serial"}, .drafter_args = {"--drafter", "{drafter}"},
      .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms"},
     {.name = "llama.cpp", .backend = NULL, .default_bin = "llama-server", .loads = LAUNCH_FORMAT_GGUF,
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}", "--alias", "{name}", "--threads", "{threads}", "--ctx-size", "{ctx}"},
-     .one_slot_args = {"--parallel", "1"}, .no_cache_args = {"--cache-reuse", "0", "--no-cache-prompt"},
+     .slot_args = {"--parallel", "{slots}"}, .no_cache_args = {"--cache-reuse", "0", "--no-cache-prompt"},
      .drafter_args = {"--model-draft", "{drafter}"}, .takes_drafter = true, .drafter_gguf = true,
      .ready_path = "/health", .server_tok_s_field = "timings.predicted_per_second", .prefill_ms_field = "timings.prompt_ms",
      .backend_log = {"model buffer size",
@@ -22,17 +23,17 @@ const launch_adapter launch_adapters[] = {
                      "cpu"}},
     {.name = "vllm", .backend = "cuda", .default_bin = "vllm", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"serve", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
-     .one_slot_args = {"--max-num-seqs", "1"}, .no_cache_args = {"--no-enable-prefix-caching"},
+     .slot_args = {"--max-num-seqs", "{slots}"}, .no_cache_args = {"--no-enable-prefix-caching"},
      .drafter_args = {"--speculative-config", "{\"model\":\"{drafter}\",\"num_speculative_tokens\":4}"}, .takes_drafter = true,
      .ready_path = "/health", .python = true},
     {.name = "sglang", .backend = "cuda", .default_bin = "python3", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"-m", "sglang.launch_server", "--model-path", "{model}", "--host", "{host}", "--port", "{port}", "--served-model-name", "{name}"},
-     .one_slot_args = {"--max-running-requests", "1"}, .no_cache_args = {"--disable-radix-cache"},
+     .slot_args = {"--max-running-requests", "{slots}"}, .no_cache_args = {"--disable-radix-cache"},
      .drafter_args = {"--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "{drafter}"}, .takes_drafter = true,
      .ready_path = "/health", .python = true},
     {.name = "mlx", .backend = "mlx", .default_bin = "mlx_lm.server", .loads = LAUNCH_FORMAT_HF_DIR,
      .args = {"--model", "{model}", "--host", "{host}", "--port", "{port}"},
-     .one_slot_args = {"--decode-concurrency", "1", "--prompt-concurrency", "1"},
+     .slot_args = {"--decode-concurrency", "{slots}", "--prompt-concurrency", "{slots}"},
      .no_cache_args = {"--prompt-cache-size", "0"}, .drafter_args = {"--draft-model", "{drafter}"}, .takes_drafter = true,
      .ready_path = "/v1/models", .python = true},
     {0},
@@ -67,6 +68,10 @@ static const char *placeholder_value(const launch_argv_params *p, const char *ke
     if (KEY_IS("threads")) {
         snprintf(num, num_len, "%d", p->threads);
         return p->threads > 0 ? num : NULL;
+    }
+    if (KEY_IS("slots")) {
+        snprintf(num, num_len, "%d", p->slots > 1 ? p->slots : 1);
+        return num;
     }
     if (KEY_IS("ctx")) {
         snprintf(num, num_len, "%d", p->ctx);
@@ -119,7 +124,7 @@ int launch_argv_build(const launch_adapter *a, const launch_argv_params *p, char
     if (strcmp(bin, "{self}") == 0) bin = p->self_path;
     if (!bin || cap < 2) return -1;
     argv[argc++] = (char *)bin;
-    const char *const *lists[5] = {a->args, a->one_slot_args, a->no_cache_args, p->serial ? a->serial_args : NULL,
+    const char *const *lists[5] = {a->args, a->slot_args, a->no_cache_args, p->serial ? a->serial_args : NULL,
                                    p->drafter ? a->drafter_args : NULL};
     size_t list_len[5] = {ADAPTER_ARGS_MAX, 6, 4, 4, 4};
     for (int l = 0; l < 5; l++) {

@@ -45,9 +45,9 @@ typedef struct launch_adapter {
     const char *default_bin;    /* executable; "{self}" means pacer's own binary */
     launch_format loads;        /* what {model} is: a GGUF file or a checkpoint directory */
     const char *args[ADAPTER_ARGS_MAX];          /* argv[1..]; NULL-terminated */
-    const char *one_slot_args[6];                /* appended: one sequence slot, so the engine
-                                                  * decodes one request at a time; {0}: it
-                                                  * always does */
+    const char *slot_args[6];                    /* appended: {slots} sequence slots (1 unless
+                                                  * a load sweep asks for more), so the engine
+                                                  * decodes that many requests at a time */
     const char *no_cache_args[4];                /* appended: disable prompt reuse */
     const char *serial_args[4];                  /* appended with --serial: turn off the
                                                   * drafting the engine does on its own */
@@ -80,6 +80,7 @@ typedef struct launch_argv_params {
     bool serial;         /* --serial: the adapter's serial_args are passed */
     int threads;         /* <= 0: not passed */
     int ctx;             /* context tokens; <= 0: not passed (the engine's default) */
+    int slots;           /* sequence slots ({slots}); <= 1: one */
 } launch_argv_params;
 
 /* Builds the command line into `argv` (capacity `cap` including the NULL terminator),

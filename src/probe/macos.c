@@ -11,13 +11,7 @@
 
 void probe_sysctl_parse(const char *text, size_t n, probe_cpu *cpu, uint64_t *mem_bytes, probe_os *os) {
     char line[512];
-    for (size_t i = 0; i < n;) {
-        size_t e = i;
-        while (e < n && text[e] != '\n') e++;
-        size_t len = e - i < sizeof line - 1 ? e - i : sizeof line - 1;
-        memcpy(line, text + i, len);
-        line[len] = '\0';
-        i = e + 1;
+    for (size_t i = 0; probe_line_copy(text, n, &i, line, sizeof line);) {
         char *colon = strchr(line, ':');
         if (!colon) continue;
         *colon = '\0';

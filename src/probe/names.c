@@ -1,6 +1,7 @@
-/* names.c - the name rules shared by every probe source (linux, nvidia, rocm, macos):
- * normalising a CPU or GPU name, and the allow-list a device name must pass before it is
- * recorded (no serial numbers, UUID pieces or MACs). Pure: no I/O. */
+/* names.c - the text rules shared by the probe sources (linux, nvidia, rocm, macos):
+ * normalising a CPU or GPU name, the allow-list a device name must pass before it is
+ * recorded (no serial numbers, UUID pieces or MACs), and reading a tool's output line by
+ * line. Pure: no I/O. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,4 +43,15 @@ bool probe_name_allowed(const char *s) {
         if (hexrun >= 12) return false; /* serial numbers, UUID pieces, MACs */
     }
     return letter;
+}
+
+bool probe_line_copy(const char *text, size_t n, size_t *at, char *line, size_t cap) {
+    size_t i = *at, e = i;
+    if (i >= n || cap == 0) return false;
+    while (e < n && text[e] != '\n') e++;
+    size_t len = e - i < cap - 1 ? e - i : cap - 1;
+    memcpy(line, text + i, len);
+    line[len] = '\0';
+    *at = e + 1;
+    return true;
 }

@@ -56,13 +56,7 @@ pacer_err probe_nvidia_parse(const char *text, size_t n, probe_gpu_list *all) {
     for (int i = 0; i < NV__COUNT; i++) col[i] = i; /* noheader: our own order */
     char line[2048];
     bool first = true;
-    for (size_t i = 0; i < n;) {
-        size_t e = i;
-        while (e < n && text[e] != '\n') e++;
-        size_t len = e - i < sizeof line - 1 ? e - i : sizeof line - 1;
-        memcpy(line, text + i, len);
-        line[len] = '\0';
-        i = e + 1;
+    for (size_t i = 0; probe_line_copy(text, n, &i, line, sizeof line);) {
         char *f[32];
         size_t nf = csv_split(line, f, 32);
         if (nf == 1 && !f[0][0]) continue;

@@ -69,6 +69,9 @@ void probe_name_normalise(char *s, size_t cap);
 /* True when `s` may be recorded as a device name: 1..80 bytes of letters, digits and
  * " ._()+/-@,", at least one letter, no run of 12 hex digits (see redact.h's allowlist). */
 bool probe_name_allowed(const char *s);
+/* The next line of text[0..n) from *at (without its '\n'), cut to cap - 1 bytes, into
+ * `line`; *at moves past it. False at the end of the text. */
+bool probe_line_copy(const char *text, size_t n, size_t *at, char *line, size_t cap);
 
 /* --- visible.c: the CUDA/HIP visibility rules over an ordered list of GPUs --- */
 /* Applies a *_VISIBLE_DEVICES `value` (NULL: unset, every GPU) to `n` GPUs whose UUIDs are

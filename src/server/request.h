@@ -23,8 +23,8 @@ typedef struct serve_req_model {
     bool prompt_cache;        /* the server reuses prompt prefixes at all */
 } serve_req_model;
 
-/* One prompt of a completions request (a batch has several): text, tokenized under the
- * decoder lock, or token ids. */
+/* One prompt of a completions request (a batch has several): text, tokenized on the
+ * scheduler thread, or token ids. */
 typedef struct serve_prompt {
     const char *text; /* borrowed from the request JSON; NULL for ids */
     int32_t *tokens;
@@ -52,7 +52,7 @@ typedef struct serve_req {
 
 /* Parses and validates a body (`len` bytes) into `r` (which it initializes); unknown fields
  * are ignored. False with the error to answer in `st`; `r` needs serve_req_free() in both
- * cases. Text prompts are tokenized later, under the decoder lock. */
+ * cases. Text prompts are tokenized later, on the scheduler thread. */
 bool serve_req_parse(const serve_req_model *s, const char *body, size_t len, bool chat, serve_req *r, http_status *st);
 /* Frees what serve_req_parse() allocated. */
 void serve_req_free(serve_req *r);

@@ -442,7 +442,7 @@ static pacer_err route_generate(serve_server *s, http_req *req, bool chat) {
     if (!g) return PACER_ERR_NOMEM;
     g->s = s;
     pthread_cond_init(&g->cv, NULL);
-    buf_init(&g->out, SERVE_UNREAD_MAX);
+    buf_init(&g->out, s->opt.unread_max);
     buf_init(&g->pending, 1u << 22);
     buf_init(&g->acc, 1u << 24);
     pthread_mutex_lock(&s->mu);
@@ -623,12 +623,17 @@ void serve_options_default(serve_options *o) {
     o->max_body = 1u << 20;
     o->draft_max = 8;
     o->parallel = 1;
+    o->unread_max = 4u << 20;
 }
 
 pacer_err serve_start(const serve_options *o, serve_server **out, char *err, size_t err_len) {
     *out = NULL;
     if (o->draft_max < 1 || o->draft_max > DRAFT_MAX) {
         snprintf(err, err_len, "the draft length must be 1..%d", DRAFT_MAX);
+        return PACER_ERR_ARG;
+    }
+    if (o->unread_max == 0) {
+        snprintf(err, err_len, "the unread stream limit must be positive");
         return PACER_ERR_ARG;
     }
     if (o->parallel < 1 || o->parallel > SERVE_PARALLEL_MAX) {

@@ -105,7 +105,7 @@ static void start_one(serve_server *s, serve_gen *g) {
 static bool publish(serve_server *s, serve_gen *g) {
     pthread_mutex_lock(&s->mu);
     if (g->pending.len) {
-        if (g->out.len + g->pending.len > SERVE_UNREAD_MAX || buf_append(&g->out, g->pending.data, g->pending.len)) {
+        if (g->out.len + g->pending.len > s->opt.unread_max || buf_append(&g->out, g->pending.data, g->pending.len)) {
             buf_reset(&g->out); /* what it has not read is dropped with the connection */
             g->broken = g->gone = true;
         }

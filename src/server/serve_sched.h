@@ -10,7 +10,7 @@
  *     pass the scheduler gives the readers up to SERVE_DRAIN_NS to take their events (so a
  *     token reaches the socket before the next is made, as when each stream decoded alone);
  *     a reader that misses that is not waited for again until it has caught up, and one
- *     more than SERVE_UNREAD_MAX bytes behind is cut off (generation stops, the connection
+ *     more than serve_options.unread_max bytes behind is cut off (generation stops, the connection
  *     closes): an unread stream never holds the decoder.
  * Not for use outside server/. */
 #ifndef PACER_SERVER_SERVE_SCHED_H
@@ -28,9 +28,6 @@
 #include "server/request.h"
 #include "server/serve.h"
 
-/* Unread stream bytes a client may leave behind before its request is cancelled: more than
- * a whole generation of plain events at the default context (4096 tokens of ~200 bytes). */
-#define SERVE_UNREAD_MAX (4u << 20)
 /* How long a pass's events may wait for their readers before the next pass. */
 #define SERVE_DRAIN_NS 5000000
 

@@ -5,8 +5,9 @@
 # over the built-in lab-prefill-v1 suite: every pair in order (round 1 before first, round 2
 # after first, ...), ratios near 1 (a wide band: tests never assert speed), the same greedy
 # tokens, both hashes, the prompts, power readings, placeholders for paths; through the fake
-# engine: the commit a build's --version names, a store changed mid-sample invalidating the
-# sample and ending the run, and Ctrl-C keeping what was measured.
+# engine: the commit a build's --version names, two builds in two checkouts of one git
+# repository (their commits, uncommitted changes, the source diff), a store changed mid-sample
+# invalidating the sample and ending the run, and Ctrl-C keeping what was measured.
 . tests/lib.sh
 HOME="$TMP/home"; export HOME; mkdir -p "$HOME"
 FAKE="$TMP/bin/fake-engine"; mkdir -p "$TMP/bin"; cp tests/tools/fake_engine.py "$FAKE"; chmod +x "$FAKE"
@@ -80,6 +81,8 @@ for x in s:
     assert x["id"] == "r%d-%s-given-%s" % (x["round"], x["workload"], x["binary"]), x["id"]
     assert x["finish"] in ("capped", "eos") and x["validity"] == "valid", (x["id"], x["finish"], x["error"])
     assert x["prefill_tok_s"] > 0 and x["server_prefill_tok_s"] > 0 and x["prefill_tokens"] > 0, x["id"]
+    assert abs(x["server_prompt_ms"] - x["prefill_tokens"] * 1000 / x["server_prefill_tok_s"]) < 1e-6 * x["server_prompt_ms"], x["id"]
+    assert 0 < x["first_text_ns"] and x["server_prompt_ms"] * 1e6 <= x["first_text_ns"] * 1.01, x["id"]
     assert x["decode_tokens"] <= 8 and len(x["power"]["readings"]) >= 2 and x["power"]["changed"] is False, x["id"]
     assert isinstance(x["output"], str) and len(x["output"]) > 0, x["id"]
 tokens = {x["workload"]: x["prefill_tokens"] for x in s}
@@ -98,6 +101,7 @@ import sys
 md = open(sys.argv[1]).read().split("\n")
 assert md[0].startswith("Hardware: ") and "threads" in md[0], md[0]
 assert any(l.startswith("- before: sha256 ") for l in md) and any(l.startswith("- after: sha256 ") for l in md)
+assert "- the two builds are the same file (one sha256): the ratios show the spread of the measurement itself" in md
 i = md.index("## Prefill after/before")
 assert md[i + 2].startswith("| length | configuration | prompt tokens |"), md[i + 2]
 rows = [l for l in md[i + 4:i + 7]]
@@ -125,6 +129,35 @@ PY
 if [ $? -eq 0 ] && [ $rc -eq 2 ] && grep -q "lab prefill stopped: r1-short-given-before: store-built" "$TMP/store.err"; then
   pass "a store changed during a sample: that sample invalidated, the run stopped (exit 2), the report kept; the commit from --version"
 else fail "store change" "rc=$rc"; cat "$TMP/store.err"; fi
+
+# --- two builds in two checkouts of one repository: their commits and the source diff ---
+G="$TMP/repo"; mkdir -p "$G"
+git -C "$G" init -q && echo 1 > "$G/kernel.c" && git -C "$G" add kernel.c &&
+  git -C "$G" -c user.name=t -c user.email=t@example.invalid commit -qm old && A=$(git -C "$G" rev-parse HEAD) &&
+  echo 2 > "$G/kernel.c" && git -C "$G" -c user.name=t -c user.email=t@example.invalid commit -qam new && B=$(git -C "$G" rev-parse HEAD) &&
+  git -C "$G" worktree add -q --detach "$TMP/old" "$A" && mkdir -p "$G/build" "$TMP/old/build" &&
+  cp "$FAKE" "$G/build/engine" && cp "$FAKE" "$TMP/old/build/engine" && echo 3 > "$G/kernel.c"
+FAKE_ENGINE_COMMIT= FAKE_ENGINE_STOP_AT=3 "$PACER" lab prefill --before "$TMP/old/build/engine" --after "$G/build/engine" --model "$M" \
+  --engine llama.cpp --rounds 1 --out "$TMP/diff" >"$TMP/diff.out" 2>"$TMP/diff.err"
+rc=$?
+python3 - "$TMP/diff" "$A" "$B" <<'PY' && [ $rc -eq 0 ] && pass "two llama.cpp-style builds in two checkouts: each build's commit from its checkout (after: uncommitted changes named), git diff between them in source.diff" || { fail "source diff" "rc=$rc"; cat "$TMP/diff.err"; }
+import hashlib, json, sys
+d, a, b = sys.argv[1:]
+rep = json.load(open(d + "/report.json"))
+bb, ab = rep["binaries"]["before"], rep["binaries"]["after"]
+assert bb["commit"] == a and ab["commit"] == b and bb["version"] == "version: 1", (bb, ab)
+assert bb["commit_source"] == ab["commit_source"] == "the HEAD of the git checkout it sits in"
+assert bb["dirty"] is False and ab["dirty"] is True, (bb["dirty"], ab["dirty"])
+sd = rep["source_diff"]
+text = open(d + "/source.diff", "rb").read()
+assert sd["available"] and sd["from"] == a and sd["to"] == b and sd["file"] == "source.diff", sd
+assert sd["summary"] == "1 file changed, 1 insertion(+), 1 deletion(-)" and sd["bytes"] == len(text), sd
+assert sd["sha256"] == hashlib.sha256(text).hexdigest() and b"-1\n+2\n" in text, text
+assert rep["state"]["status"] == "complete" and len(rep["samples"]) == 6 and rep["settings"]["engine"] == "llama.cpp"
+assert all(x["finish"] == "eos" and x["decode_tokens"] == 3 for x in rep["samples"])
+md = open(d + "/summary.md").read()
+assert "- source diff: 1 file changed, 1 insertion(+), 1 deletion(-) (source.diff)" in md and "uncommitted changes" in md, md
+PY
 
 # --- Ctrl-C: what was measured stays ---
 FAKE_ENGINE_MODE=slow "$PACER" lab prefill --before "$FAKE" --after "$FAKE" --model "$M" --rounds 3 --out "$TMP/cancel" \

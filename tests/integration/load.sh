@@ -221,7 +221,8 @@ check "and inspect accepts it" "$PACER" bench inspect "$TMP/cancel.json"
 
 # a managed run: pacer starts its own engine (pacer serve on a synthetic checkpoint) and sweeps it
 "$PACER" model synth -o "$TMP/real.gguf" --dim 64 --layers 2 --heads 4 --ffn 128 --type q8_0 --seed 3 >/dev/null 2>&1
-"$PACER" bench "$TMP/real.gguf" --threads 1 --concurrency 1,2 --requests 2 --tokens 8 --calibration-ms 20 \
+mkdir -p "$TMP/home"
+HOME="$TMP/home" "$PACER" bench "$TMP/real.gguf" --threads 1 --concurrency 1,2 --requests 2 --tokens 8 --calibration-ms 20 \
   --output "$TMP/managed.json" >"$TMP/managed.out" 2>&1
 rc=$?
 check "managed sweep exits 0 or 2 (a synthetic model may stop early)" [ $rc -eq 0 -o $rc -eq 2 ]
@@ -230,6 +231,11 @@ import json,sys; r=json.load(open('$TMP/managed.json')); l=r['load']['levels']
 sys.exit(not (r['mode']=='managed' and [x['concurrency'] for x in l]==[1,2] and all(len(x['attempts'])==2 for x in l)))"
 if pgrep -f "serve $TMP/real.gguf" >/dev/null; then fail "managed sweep: the engine stopped"; else pass "managed sweep: the engine stopped"; fi
 check "managed sweep: inspect accepts it" "$PACER" bench inspect "$TMP/managed.json"
+# the engine decodes as many requests together as the sweep keeps in flight (2 here)
+check "managed sweep: the engine had 2 sequence slots (receipt and its command line)" python3 -c "
+import json,sys; r=json.load(open('$TMP/managed.json'))
+log=open('$TMP/home/.pacer/runs/%s/engine.log' % r['run_id']).read()
+sys.exit(not (r['settings']['sequence_slots']==2 and 'parallel 2' in log))"
 
 # bad input is refused before anything runs
 $PACER bench org/model --server "$URL" --model-id m --concurrency 0 >/dev/null 2>"$TMP/bad1.err"

@@ -47,7 +47,7 @@ VLLM_SPEC="{\"model\":\"$DRAFT_DIR\",\"num_speculative_tokens\":4}"
 for engine in builtin llama.cpp vllm sglang mlx; do
   case $engine in builtin|llama.cpp) model=$MODEL ;; *) model=$CKPT ;; esac
   case $engine in
-    builtin) base="serve $MODEL --host 127.0.0.1 --port PORT --name tiny.gguf"; nocache="--no-prompt-cache"
+    builtin) base="serve $MODEL --host 127.0.0.1 --port PORT --name tiny.gguf --parallel 1"; nocache="--no-prompt-cache"
              drafter=$DRAFT_GGUF; dflags="--drafter $DRAFT_GGUF" ;;
     llama.cpp) base="--model $MODEL --host 127.0.0.1 --port PORT --alias tiny.gguf --parallel 1"
              nocache="--cache-reuse 0 --no-cache-prompt"
@@ -83,7 +83,7 @@ done
 "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter "$DRAFT_GGUF" --serial $SHORT --output "$TMP/s.json" >"$TMP/out" 2>&1
 check "--serial overriding --drafter says so" grep -q "serial overrides --drafter" "$TMP/out"
 check "--serial: pacer serve gets --serial and no drafter" argv_is "$FAKE_ENGINE_ARGV" serve "$MODEL" --host 127.0.0.1 \
-  --port PORT --name tiny.gguf --no-prompt-cache --serial
+  --port PORT --name tiny.gguf --parallel 1 --no-prompt-cache --serial
 for engine in llama.cpp vllm; do
   case $engine in llama.cpp) m=$MODEL ;; *) m=$CKPT ;; esac
   : > "$FAKE_ENGINE_ARGV"
@@ -300,7 +300,7 @@ cp "$DRAFT_GGUF" "$DR/blobs/def456"; ln -s ../../blobs/def456 "$DR/snapshots/$D/
 HF_HUB_CACHE="$TMP/hf" "$PACER" bench some-org/tiny-model --engine-bin "$FAKE" $SHORT --output "$TMP/hfd.json" >"$TMP/out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && argv_is "$FAKE_ENGINE_ARGV" serve "$TMP/hf/models--some-org--tiny-model/snapshots/$C/tiny-q8_0.gguf" --host 127.0.0.1 \
-     --port PORT --name some-org/tiny-model --no-prompt-cache --drafter "$DR/snapshots/$D/tiny-drafter.gguf" &&
+     --port PORT --name some-org/tiny-model --parallel 1 --no-prompt-cache --drafter "$DR/snapshots/$D/tiny-drafter.gguf" &&
    grep -q "drafter some-org/tiny-model-drafter@$D" "$TMP/out" &&
    python3 -c "import json,sys; s=json.load(open('$TMP/hfd.json'))['settings']; sys.exit(0 if s['drafter']=='some-org/tiny-model-drafter@$D' and s['drafter_passed'] else 1)"; then
   pass "--drafter auto: the cached ORG/NAME-drafter is passed, named in the output and the receipt"
@@ -310,7 +310,7 @@ check "--drafter none: nothing passed even when one is cached" sh -c "! tail -n 
 : > "$FAKE_ENGINE_ARGV"
 HF_HUB_CACHE="$TMP/hf" "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter some-org/tiny-model-drafter $SHORT --output "$TMP/hfr.json" >"$TMP/out" 2>&1
 check "--drafter REPO: taken from the cache" argv_is "$FAKE_ENGINE_ARGV" serve "$MODEL" --host 127.0.0.1 --port PORT --name tiny.gguf \
-  --no-prompt-cache --drafter "$DR/snapshots/$D/tiny-drafter.gguf"
+  --parallel 1 --no-prompt-cache --drafter "$DR/snapshots/$D/tiny-drafter.gguf"
 : > "$FAKE_ENGINE_ARGV"
 HF_HUB_CACHE="$TMP/hf" "$PACER" bench "$MODEL" --engine-bin "$FAKE" --drafter some-org/absent-drafter $SHORT >"$TMP/out" 2>&1
 rc=$?

@@ -15,7 +15,8 @@
 # with finish_reason "stop" when max_tokens is larger (an answer that reaches EOS).
 # $FAKE_ENGINE_LOG_LINE is printed to its log at start-up; FAKE_ENGINE_RAW_TEXT=0 makes
 # /v1/models declare that the model takes no raw text.
-# `--version` alone prints "version: 1 (COMMIT)" ($FAKE_ENGINE_COMMIT, default 0123abc) and exits.
+# `--version` alone prints "version: 1 (COMMIT)" ($FAKE_ENGINE_COMMIT, default 0123abc; set and
+# empty: "version: 1") and exits.
 # With --drafter/--model-draft etc. on its command line it reports draft counts in
 # "timings", unless $FAKE_ENGINE_NO_DRAFTS is set. With $FAKE_ENGINE_ANSWERS=DIR, a prompt
 # holding "@NAME" is answered with the text of DIR/NAME (8 bytes a token) ending with "stop";
@@ -25,7 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 argv = sys.argv[:]
 if argv[1:] == ["--version"]:  # as llama-server names its build: "version: N (commit)"
-    print("version: 1 (%s)" % os.environ.get("FAKE_ENGINE_COMMIT", "0123abc"), file=sys.stderr)
+    commit = os.environ.get("FAKE_ENGINE_COMMIT", "0123abc")
+    print("version: 1" + (" (%s)" % commit if commit else ""), file=sys.stderr)
     sys.exit(0)
 if os.environ.get("FAKE_ENGINE_ARGV"):
     with open(os.environ["FAKE_ENGINE_ARGV"], "a") as f:

@@ -173,10 +173,11 @@ Test(engine, open_missing_file) {
 /* ---- quantized checkpoints (packed Q8_0 / Q4_0 matrices) ---- */
 
 /* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group) with
- * n_seq KV slots. Q4_K (rows of 256) is an F16 checkpoint through `pacer model quantize`. */
+ * n_seq KV slots. Q4_K and Q6_K (rows of 256) are an F16 checkpoint through `pacer model
+ * quantize`. */
 static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
     snprintf(path, len, "/tmp/pacer-test-engine-%d-%s.gguf", (int)getpid(), ggml_type_name(type));
-    bool kq = type == GGML_TYPE_Q4_K;
+    bool kq = type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K;
     synth_params p;
     synth_params_default(&p);
     p.dim = kq ? 256 : 128;
@@ -238,6 +239,7 @@ static void check_quantized(ggml_type type) {
 Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q8_0); }
 Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_0); }
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_K); }
+Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q6_K); }
 
 /* Continuous batching: three sequences in their own KV slots, stepped together with
  * engine_eval_rows (one row each, then a step where one sequence adds three rows and one

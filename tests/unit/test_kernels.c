@@ -67,6 +67,7 @@ Test(kernels, bf16) { check_type(GGML_TYPE_BF16); }
 Test(kernels, q8_0) { check_type(GGML_TYPE_Q8_0); }
 Test(kernels, q4_0) { check_type(GGML_TYPE_Q4_0); }
 Test(kernels, q4_k_q8_activations) { check_type(GGML_TYPE_Q4_K); }
+Test(kernels, q6_k_q8_activations) { check_type(GGML_TYPE_Q6_K); }
 
 /* matmul over nb activations equals the one-row dots bit for bit, batched or not: a
  * drafted round verifies in a batch what serial decoding computes one row at a time, and
@@ -94,7 +95,7 @@ static void check_matmul(ggml_type t, int nb) {
 }
 
 Test(kernels, matmul_batch_equals_dots) {
-    static const ggml_type types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_F32};
+    static const ggml_type types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F32};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         check_matmul(types[i], 7);
         check_matmul(types[i], 1);
@@ -104,7 +105,8 @@ Test(kernels, matmul_batch_equals_dots) {
 /* Packed matrices: at every level, for every batch size and every split of the groups,
  * each output equals the scalar one-row dot bit for bit; rows past n_out are not written. */
 static void check_packed(ggml_type t, int rows, int n) {
-    enum { NB = 11 };
+    enum { NB = 37 }; /* AMX takes tiles of 16 tokens: full tiles and remainders */
+    static const int nbs[] = {1, 4, 7, 16, 19, 32, 37};
     float *w = malloc(sizeof(float) * (size_t)rows * n), *x = malloc(sizeof(float) * NB * (size_t)n);
     fill(w, rows * n, 17 + (unsigned)rows);
     fill(x, NB * n, 23);
@@ -124,6 +126,15 @@ static void check_packed(ggml_type t, int rows, int n) {
             k->scales[i] = (uint8_t)(seed >> 16);
         }
     }
+    for (size_t b = 0; t == GGML_TYPE_Q6_K && b < (size_t)rows * rb / sizeof(block_q6_K); b += 3) {
+        block_q6_K *k = (block_q6_K *)wq + b; /* any int8 scale, -128 and 127 included */
+        for (int i = 0; i < QK_K / 16; i++) {
+            seed = seed * 1103515245u + 12345u;
+            k->scales[i] = (int8_t)(i == 0 ? -128 : i == 1 ? 127 : (int)(seed >> 16));
+        }
+        for (int i = 0; i < QK_K / 4; i += 5)
+            k->qh[i] = 0xFF; /* quants of 63 and so values 31; 0 gives -32 */
+    }
     int groups = KERN_GROUPS(rows);
     kern_pack(t, wq, rb, n, rows, 0, groups / 2, pk); /* in two parts, as threads do */
     kern_pack(t, wq, rb, n, rows, groups / 2, groups, pk);
@@ -136,7 +147,8 @@ static void check_packed(ggml_type t, int rows, int n) {
     kern_level best = kern_detect();
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         kern_set_level((kern_level)l);
-        for (int nb = 1; nb <= NB; nb += 3) {
+        for (size_t ni = 0; ni < sizeof nbs / sizeof nbs[0]; ni++) {
+            int nb = nbs[ni];
             for (int i = 0; i < NB * ldo; i++)
                 out[i] = -12345.0f;
             kern_gemm_packed(t, pk, n, rows, 0, 1, aq, as, nb, out, ldo);
@@ -169,6 +181,9 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q4_K, 8, 256);
     check_packed(GGML_TYPE_Q4_K, 35, 768); /* an odd group count: VNNI's pairs and a single */
     check_packed(GGML_TYPE_Q4_K, 17, 512);
+    check_packed(GGML_TYPE_Q6_K, 8, 256);
+    check_packed(GGML_TYPE_Q6_K, 35, 768);
+    check_packed(GGML_TYPE_Q6_K, 17, 512);
 }
 
 /* The activation quantizer gives the same bytes at every level, ties included. */
@@ -188,6 +203,36 @@ Test(kernels, act_prepare_same_at_every_level) {
         kern_act_prepare(GGML_TYPE_Q8_0, x, got, M);
         cr_assert(memcmp(ref, got, kern_act_size(GGML_TYPE_Q8_0, M)) == 0, "quantized activations differ at %s",
                   kern_level_name((kern_level)l));
+    }
+    kern_set_level(best);
+}
+
+/* kern_f32_to_f16 gives ggml_fp32_to_fp16's bits at every level: ties to even (normal and
+ * subnormal results), the overflow edge, infinities, signed zero, NaN, tails. */
+Test(kernels, f32_to_f16_same_at_every_level) {
+    enum { M = 203 };
+    float x[M];
+    fill(x, M, 31);
+    const float edge[] = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, INFINITY, -INFINITY,
+                          1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 5.960464477539063e-08f, 2.9802322387695312e-08f,
+                          8.940696716308594e-08f, 6.103515625e-05f, 6.0975551605224609e-05f, 1e-10f, -3e-6f};
+    int ne = (int)(sizeof edge / sizeof edge[0]);
+    for (int i = 0; i < ne; i++)
+        x[i] = edge[i];
+    for (int i = ne; i < M; i++)
+        x[i] *= i % 3 == 0 ? 70000.0f : i % 3 == 1 ? 1e-5f : 1.0f;
+    x[100] = NAN; /* a run with a NaN */
+    ggml_half ref[M], got[M];
+    for (int i = 0; i < M; i++)
+        ref[i] = ggml_fp32_to_fp16(x[i]);
+    kern_level best = kern_detect();
+    for (int l = KERN_SCALAR; l <= (int)best; l++) {
+        kern_set_level((kern_level)l);
+        memset(got, 0, sizeof got);
+        kern_f32_to_f16(x, got, M);
+        for (int i = 0; i < M; i++)
+            cr_assert_eq(got[i], ref[i], "%s: element %d (%.9g): 0x%04x vs 0x%04x", kern_level_name((kern_level)l), i,
+                         x[i], got[i], ref[i]);
     }
     kern_set_level(best);
 }
@@ -252,43 +297,9 @@ Test(sampler, greedy_and_seeded) {
     sampler_free(&s);
 }
 
-/* K-quant weights (no quantizer here: random block bytes with sane scales) go through the
- * dequantize-then-dot path; it must equal the reference. */
-static void check_kquant(ggml_type t, size_t block_bytes, size_t d_off) {
-    enum { NK = 512 };
-    static unsigned char w[2 * 210];
-    unsigned seed = 77;
-    for (size_t i = 0; i < sizeof w; i++) {
-        seed = seed * 1103515245u + 12345u;
-        w[i] = (unsigned char)(seed >> 16);
-    }
-    for (int b = 0; b < 2; b++) { /* scale(s) 0.01 as F16 */
-        ggml_half h = ggml_fp32_to_fp16(0.01f);
-        memcpy(w + b * block_bytes + d_off, &h, 2);
-    }
-    float x[NK], wf[NK], scratch[NK];
-    fill(x, NK, 5);
-    cr_assert(ggml_dequantize_row(t, w, wf, NK));
-    double ref = 0;
-    for (int i = 0; i < NK; i++)
-        ref += (double)wf[i] * x[i];
-    kern_level best = kern_detect();
-    for (int l = KERN_SCALAR; l <= (int)best; l++) { /* the SIMD dequantizers too */
-        kern_set_level((kern_level)l);
-        float got = kern_dot(t, w, x, NK, scratch);
-        cr_assert(fabs(got - ref) <= 1e-4 * (1 + fabs(ref)), "%s at %s: %g vs %g", ggml_type_name(t),
-                  kern_level_name((kern_level)l), got, ref);
-        float out[1];
-        kern_matmul(t, w, block_bytes * 2, NK, 0, 1, x, sizeof x, 1, out, 1, scratch);
-        cr_assert(out[0] == got, "%s at %s: matmul %.9g vs dot %.9g", ggml_type_name(t), kern_level_name((kern_level)l),
-                  out[0], got);
-    }
-    kern_set_level(best);
-}
-
 Test(kernels, q4_k_and_q6_k) {
     cr_assert(kern_weight_supported(GGML_TYPE_Q4_K) && kern_weight_supported(GGML_TYPE_Q6_K));
-    cr_assert_eq(kern_act_type(GGML_TYPE_Q6_K), GGML_TYPE_F32);
+    cr_assert_eq(kern_act_type(GGML_TYPE_Q6_K), GGML_TYPE_Q8_0);
     cr_assert_eq(kern_act_type(GGML_TYPE_Q4_K), GGML_TYPE_Q8_0);
-    check_kquant(GGML_TYPE_Q6_K, sizeof(block_q6_K), offsetof(block_q6_K, d));
+    cr_assert(kern_pack_supported(GGML_TYPE_Q4_K) && kern_pack_supported(GGML_TYPE_Q6_K));
 }

@@ -40,16 +40,16 @@ static const char *argv_of(const char *engine, const char *drafter, int threads)
 
 Test(adapter, builtin_disables_cache_and_passes_drafter) {
     cr_assert_str_eq(argv_of("builtin", NULL, 2),
-                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --threads 2 --no-prompt-cache");
+                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --threads 2 --parallel 1 --no-prompt-cache");
     cr_assert_str_eq(argv_of("builtin", "/d.gguf", 0),
-                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --no-prompt-cache --drafter /d.gguf");
+                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --parallel 1 --no-prompt-cache --drafter /d.gguf");
 }
 
 /* --serial reaches the engines that draft on their own (pacer serve: n-gram lookup); the
  * others have nothing to turn off */
 Test(adapter, serial_reaches_engines_that_draft_on_their_own) {
     cr_assert_str_eq(argv_with("builtin", NULL, 0, true),
-                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --no-prompt-cache --serial");
+                     "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --parallel 1 --no-prompt-cache --serial");
     for (const launch_adapter *a = launch_adapters; a->name; a++) {
         if (strcmp(a->name, "builtin") == 0) continue;
         cr_assert_str_eq(argv_with(a->name, NULL, 0, true), argv_of(a->name, NULL, 0), "%s", a->name);
@@ -63,7 +63,7 @@ Test(adapter, a_context_size_is_passed_only_when_given) {
     char *argv[64];
     char storage[4096];
     cr_assert_gt(launch_argv_build(a, &p, argv, 64, storage, sizeof storage), 0);
-    cr_expect_str_eq(join(argv), "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --ctx 4096 --no-prompt-cache");
+    cr_expect_str_eq(join(argv), "/bin/pacer serve /m/x.gguf --host 127.0.0.1 --port 8123 --name org/x --ctx 4096 --parallel 1 --no-prompt-cache");
     cr_assert_gt(launch_argv_build(l, &p, argv, 64, storage, sizeof storage), 0);
     cr_expect_str_eq(join(argv), "llama-server --model /m/x.gguf --host 127.0.0.1 --port 8123 --alias org/x --ctx-size 4096 --parallel 1 "
                                     "--cache-reuse 0 --no-cache-prompt");

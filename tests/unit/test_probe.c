@@ -112,6 +112,19 @@ Test(names, allowed_device_names) {
     cr_expect(probe_name_allowed(longer));
 }
 
+/* a tool's output line by line: empty lines kept, a long one cut, the last without '\n' */
+Test(names, line_copy) {
+    static const char text[] = "first\n\na rather long line\nlast";
+    char line[8];
+    size_t at = 0;
+    static const char *const want[] = {"first", "", "a rathe", "last"};
+    for (size_t k = 0; k < 4; k++) {
+        cr_assert(probe_line_copy(text, sizeof text - 1, &at, line, sizeof line), "line %zu", k);
+        cr_expect_str_eq(line, want[k]);
+    }
+    cr_expect_not(probe_line_copy(text, sizeof text - 1, &at, line, sizeof line));
+}
+
 Test(nvidia, parses_query_csv_with_header_and_units) {
     buf b = fixture("nvidia-h200-query.csv");
     probe_gpu_list all, kept;

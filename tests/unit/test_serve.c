@@ -13,6 +13,11 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 #include "engine/chat.h"
 #include "server/serve.h"
 #include "engine/gen_text.h"
@@ -535,6 +540,64 @@ Test(serve_parallel, requests_share_passes_and_keep_their_output, .timeout = 60)
     /* a row per token after the first and per end of generation; fewer passes than rows */
     cr_assert_eq(rows, 19 + 19 + 15 + 10, "rows %llu", rows);
     cr_assert_lt(passes, rows, "passes %llu, rows %llu", passes, rows);
+    teardown();
+}
+
+/* A client that sends a streamed request and never reads: once more than unread_max bytes
+ * wait for it, its generation stops, its slot frees and its stream ends without [DONE];
+ * meanwhile another request is answered. */
+Test(serve_parallel, unread_stream_is_cut_off, .timeout = 60) {
+    memset(&F, 0, sizeof F);
+    F.cycle = 5; /* never ends by itself */
+    serve_options o;
+    serve_options_default(&o);
+    o.parallel = 2;
+    o.serial = true;
+    o.unread_max = 64 * 1024;
+    char err[128];
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
+    snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
+    engine_backend b = fake_backend();
+    b.n_ctx = 4096; /* room for ~4000 tokens of ~1 KB events: far more than socket buffers hold */
+    serve_model_info info = {.id = "tiny", .path = "", .sha256 = "", .revision = "", .chat = chat_format_by_name("plain")};
+    cr_assert_eq(serve_set_model(S, &b, &info), PACER_OK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct timeval tv = {20, 0}; /* a stream that was not cut off stays open: reads time out */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)serve_port(S))};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    const char *body = "{\"prompt\":\"a\",\"max_tokens\":4000,\"temperature\":0,\"stream\":true,\"logprobs\":20}";
+    char req[512];
+    int n = snprintf(req, sizeof req, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+    cr_assert_eq(write(fd, req, (size_t)n), n);
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":3,\"temperature\":0}", &r), 200);
+    cr_assert(strstr(r, "\"text\":\"bcd\""), "%s", r);
+    free(r);
+    /* the unread stream is cut off long before its 4000 tokens: its slot frees */
+    bool freed = false;
+    for (int i = 0; i < 400 && !freed; i++) {
+        cr_assert_eq(http("GET", "/metrics", NULL, &r), 200);
+        freed = strstr(r, "pacer_slots_busy 0\n") != NULL;
+        free(r);
+        struct timespec ts = {0, 50000000};
+        if (!freed) nanosleep(&ts, NULL);
+    }
+    cr_assert(freed, "the unread stream still holds its slot");
+    /* what reached the socket ends without [DONE] */
+    buf got;
+    buf_init(&got, 64u << 20);
+    char chunk[65536];
+    ssize_t k;
+    while ((k = read(fd, chunk, sizeof chunk)) > 0) buf_append(&got, chunk, (size_t)k);
+    close(fd);
+    cr_assert(got.len > 0 && strstr(got.data, "data: {"), "nothing was sent");
+    cr_assert_null(strstr(got.data, "[DONE]"), "the stream was not cut off");
+    buf_free(&got);
     teardown();
 }
 

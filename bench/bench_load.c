@@ -34,6 +34,7 @@ static const char *server_path; /* $FAULT_SERVER, else $BUILD/tools/fault_server
 static int bench_reps = 3;
 static int fid_streams = 256;
 static bool fid_together; /* every stream's events due at the same moments (no staggered phases) */
+static char fid_scheduling[32]; /* the load client's scheduling in the last fidelity run, as its receipt says */
 static bool realtime; /* the fidelity run's clients at SCHED_FIFO 1 (the load client: --realtime) */
 static char tmp_dir[] = "/tmp/pacer-bench-load-XXXXXX";
 
@@ -289,7 +290,11 @@ static bool bench_fidelity_once(double out[5]) {
         snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
         plain_stream *ps = calloc((size_t)fid_streams, sizeof *ps);
         json_t *cal = NULL, *sec = NULL;
-        if (client == 0) sec = run_load(url, fid_streams, FIDELITY_TOKENS, &cal);
+        if (client == 0) {
+            sec = run_load(url, fid_streams, FIDELITY_TOKENS, &cal);
+            snprintf(fid_scheduling, sizeof fid_scheduling, "%s",
+                     json_get_str(json_array_get(json_object_get(sec, "levels"), 0), "client_scheduling", "?"));
+        }
         else run_plain(url, fid_streams, FIDELITY_TOKENS, ps);
         server_stop(pid); /* the log is complete: every stream wrote its line as it ended */
         memset(counts, 0, (size_t)fid_streams * sizeof *counts);
@@ -344,6 +349,7 @@ static void bench_fidelity(void) {
     print_range("plain client: |gap - gap the server sent|", v[3], n, "us");
     print_range("server: |gap sent - interval|", v[4], n, "us");
     print_range("plain client error / pacer load client error", ratio, n, "x");
+    printf("  (the load client's scheduling, as its receipt records it: %s)\n", fid_scheduling);
     print_load();
 }
 

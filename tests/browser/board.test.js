@@ -20,17 +20,10 @@
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
+const { ok, fail, check, expect, finish } = require('./harness');
 
 const [BOARD, WORK, LOG, EVIL] = process.argv.slice(2);
 const SHOTS = process.env.PACER_SHOTS || '';
-let failures = 0;
-
-function ok(name) { console.log('ok - ' + name); }
-function fail(name, why) { failures++; console.log('FAIL - ' + name + ': ' + String(why).split('\n')[0]); }
-async function check(name, fn) {
-  try { await fn(); ok(name); } catch (e) { fail(name, e && e.message ? e.message : e); }
-}
-function expect(cond, why) { if (!cond) throw new Error(why); }
 
 /* The access-log lines of the board ("http: METHOD PATH STATUS"). */
 function logLines() {
@@ -221,4 +214,4 @@ async function screenshots(browser, profile) {
   console.log('screenshots in ' + SHOTS);
 }
 
-run().then(() => process.exit(failures ? 1 : 0), (e) => { fail('browser run', e.stack || e); process.exit(1); });
+finish(run, 'browser run');

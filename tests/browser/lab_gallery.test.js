@@ -11,16 +11,10 @@
 'use strict';
 const path = require('path');
 const { chromium } = require('playwright-core');
+const { ok, fail, check, expect, finish } = require('./harness');
 
 const FILE = path.resolve(process.argv[2]);
 const SHOTS = process.env.PACER_SHOTS || '';
-let failures = 0;
-function ok(name) { console.log('ok - ' + name); }
-function fail(name, why) { failures++; console.log('FAIL - ' + name + ': ' + String(why).split('\n')[0]); }
-async function check(name, fn) {
-  try { await fn(); ok(name); } catch (e) { fail(name, e && e.message ? e.message : e); }
-}
-function expect(cond, why) { if (!cond) throw new Error(why); }
 
 async function run() {
   const browser = await chromium.launch({
@@ -71,4 +65,4 @@ async function run() {
   await browser.close();
 }
 
-run().then(() => process.exit(failures ? 1 : 0), (e) => { console.log('FAIL - gallery browser run: ' + e.message); process.exit(1); });
+finish(run, 'gallery browser run');

@@ -322,7 +322,7 @@ static int run_parsed(lab_run_options *o, const char *root) {
         break;
     case LAB_OUTCOME_CANCELLED:
         fprintf(stderr, "pacer: %s; --resume --output %s continues\n", res.stop_reason, o->output);
-        status = lab_cancel == SIGINT ? 130 : 128 + (int)lab_cancel;
+        status = 128 + (int)lab_cancel; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
         break;
     case LAB_OUTCOME_ERROR: cli_error("lab run: %s", err); break;
     }
@@ -459,7 +459,7 @@ static int prefill_parsed(lab_prefill_options *o) {
         break;
     case LAB_OUTCOME_CANCELLED:
         fprintf(stderr, "pacer: %s; what was measured is in %s\n", res.stop_reason, o->output);
-        status = lab_cancel == SIGINT ? 130 : 128 + (int)lab_cancel;
+        status = 128 + (int)lab_cancel; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
         break;
     default:
         cli_error("lab prefill: %s", err);

@@ -13,6 +13,7 @@
 
 #include "engine/gguf.h"
 #include "engine/kernels.h"
+#include "engine/kernels_f16.h"
 #include "engine/threadpool.h"
 #include "engine/tokenizer.h"
 
@@ -273,7 +274,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     size_t B = ENGINE_BATCH;
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
     e->act_stride = (kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63;
-    e->n_scratch = imax(wide, e->n_ctx) + 2 * e->hd + e->n_ctx / 2 + 64; /* + attention's F16 weights */
+    e->n_scratch = imax(wide, e->n_ctx * (e->n_head / e->n_head_kv) + e->hd) + 64; /* attention: a KV head's weights */
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
     e->n_past = calloc((size_t)e->n_seq, sizeof(int));
@@ -626,45 +627,28 @@ static void job_qkv_rows(void *ctx, int ith, int nth) {
     }
 }
 
+/* Attention over the rows' own sequences. A unit of work is one row's heads that share a KV
+ * head (all of them when there are enough units for the threads, else one): each key's
+ * values are then read once for those heads. Every head's arithmetic is the same either
+ * way (kernels_f16.h), so rows do not depend on the batch or the threads. */
 static void job_attention(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
     int hd = e->hd, group = e->n_head / e->n_head_kv;
-    int lo, hi;
-    threadpool_split(j->nb * e->n_head, ith, nth, &lo, &hi);
-    float *sc = e->scratch + (size_t)ith * e->n_scratch;
-    float *qh = sc + e->n_ctx; /* the query rounded through F16, as ggml does */
-    float *acc = sc + e->n_ctx + hd;
-    ggml_half *wh = (ggml_half *)(acc + hd); /* the softmax weights rounded to F16, as ggml does */
+    int per = j->nb * e->n_head_kv >= nth ? group : 1, lo, hi;
+    threadpool_split(j->nb * e->n_head / per, ith, nth, &lo, &hi);
+    float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per rows of weights, p + 1 each */
+    float *qh = sc + (size_t)per * e->n_ctx;            /* the query rounded through F16, as ggml does */
     float scale = 1.0f / sqrtf((float)hd);
-    for (int idx = lo; idx < hi; idx++) {
-        int b = idx / e->n_head, h = idx % e->n_head, kvh = h / group;
-        int p = e->row_pos[b];
-        size_t base = kv_offset(e, e->row_seq[b], j->layer, 0);
-        const ggml_half *kc = e->kc + base, *vc = e->vc + base;
-        kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)h * hd, qh, hd);
-        float mx = -INFINITY;
-        for (int t = 0; t <= p; t++) {
-            float s = kern_dot(GGML_TYPE_F16, kc + (size_t)t * e->kv_dim + (size_t)kvh * hd, qh, hd, NULL) * scale;
-            sc[t] = s;
-            if (s > mx)
-                mx = s;
+    for (int u = lo; u < hi; u++) {
+        int b = u * per / e->n_head, h0 = u * per % e->n_head, kvh = h0 / group, n = e->row_pos[b] + 1;
+        size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)kvh * hd;
+        for (int h = 0; h < per; h++) {
+            kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh, hd);
+            kern_attn_scores(e->kc + base, e->kv_dim, qh, hd, n, scale, sc + (size_t)h * n);
+            kern_softmax_f16(sc + (size_t)h * n, n);
         }
-        double sum = 0;
-        for (int t = 0; t <= p; t++) {
-            sc[t] = expf(sc[t] - mx);
-            sum += sc[t];
-        }
-        float inv = (float)(1.0 / sum);
-        for (int t = 0; t <= p; t++)
-            sc[t] *= inv;
-        kern_f32_to_f16(sc, wh, p + 1);
-        memset(acc, 0, (size_t)hd * sizeof(float));
-        for (int t = 0; t <= p; t++) {
-            const ggml_half *vr = vc + (size_t)t * e->kv_dim + (size_t)kvh * hd;
-            kern_axpy_f16(acc, ggml_fp16_to_fp32(wh[t]), vr, hd);
-        }
-        memcpy(e->att + (size_t)b * e->q_dim + (size_t)h * hd, acc, (size_t)hd * sizeof(float));
+        kern_attn_values(per, sc, n, e->vc + base, e->kv_dim, hd, n, e->att + (size_t)b * e->q_dim + (size_t)h0 * hd, hd);
     }
 }
 

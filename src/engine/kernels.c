@@ -3,6 +3,8 @@
  * Q8_0-quantized activations and F16 weights F16-rounded ones, as ggml does. */
 #include "engine/kernels.h"
 
+#include "engine/kernels_f16.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -96,13 +98,6 @@ static float dot_f32_scalar(const float *a, const float *b, int n) {
     float s = 0;
     for (int i = 0; i < n; i++)
         s += a[i] * b[i];
-    return s;
-}
-
-static float dot_f16_scalar(const ggml_half *w, const float *x, int n) {
-    float s = 0;
-    for (int i = 0; i < n; i++)
-        s += ggml_fp16_to_fp32(w[i]) * x[i];
     return s;
 }
 
@@ -222,23 +217,6 @@ T_AVX2 static float dot_f32_avx2(const float *a, const float *b, int n) {
     return s;
 }
 
-T_AVX2 static float dot_f16_avx2(const ggml_half *w, const float *x, int n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(),
-           s3 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-#define F16L(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-        s0 = _mm256_fmadd_ps(F16L(w + i), _mm256_loadu_ps(x + i), s0);
-        s1 = _mm256_fmadd_ps(F16L(w + i + 8), _mm256_loadu_ps(x + i + 8), s1);
-        s2 = _mm256_fmadd_ps(F16L(w + i + 16), _mm256_loadu_ps(x + i + 16), s2);
-        s3 = _mm256_fmadd_ps(F16L(w + i + 24), _mm256_loadu_ps(x + i + 24), s3);
-    }
-    float s = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    for (; i < n; i++)
-        s += _cvtsh_ss(w[i]) * x[i];
-    return s;
-}
-
 T_AVX2 static inline __m256 bf16_load8(const ggml_bf16 *p) {
     __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
@@ -257,20 +235,6 @@ T_AVX2 static float dot_bf16_avx2(const ggml_bf16 *w, const float *x, int n) {
     return s;
 }
 
-T_AVX512 static float dot_f16_avx512(const ggml_half *w, const float *x, int n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-#define F16L5(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
-        s0 = _mm512_fmadd_ps(F16L5(w + i), _mm512_loadu_ps(x + i), s0);
-        s1 = _mm512_fmadd_ps(F16L5(w + i + 16), _mm512_loadu_ps(x + i + 16), s1);
-    }
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-    for (; i < n; i++)
-        s += _cvtsh_ss(w[i]) * x[i];
-    return s;
-}
-
 T_AVX512 static float dot_f32_avx512(const float *a, const float *b, int n) {
     __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
     int i = 0;
@@ -284,32 +248,6 @@ T_AVX512 static float dot_f32_avx512(const float *a, const float *b, int n) {
     return s;
 }
 
-/* Four activation rows against one weight row: each weight block is loaded and unpacked
- * once. Per row the arithmetic and its order are those of the one-row kernels, so the
- * results are bit-identical to them. */
-T_AVX512 static void dot4_f16_avx512(const ggml_half *w, const float *const *x, int n, float *out) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
-    const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        __m512 w0 = F16L5(w + i), w1 = F16L5(w + i + 16);
-        a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + i), a0);
-        a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x0 + i + 16), a1);
-        b0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x1 + i), b0);
-        b1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + i + 16), b1);
-        c0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x2 + i), c0);
-        c1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x2 + i + 16), c1);
-        d0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x3 + i), d0);
-        d1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x3 + i + 16), d1);
-    }
-    out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-    out[1] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
-    out[2] = _mm512_reduce_add_ps(_mm512_add_ps(c0, c1));
-    out[3] = _mm512_reduce_add_ps(_mm512_add_ps(d0, d1));
-    for (int b = 0; b < 4; b++)
-        for (int k = i; k < n; k++)
-            out[b] += _cvtsh_ss(w[k]) * x[b][k];
-}
 
 
 /* F32 -> F16 with F16C, 8 at a time (round to nearest even, as ggml_fp32_to_fp16); a run
@@ -325,15 +263,6 @@ T_AVX2 static int f32_to_f16_avx2(const float *x, ggml_half *y, int n) {
         else
             _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
-    return i;
-}
-
-/* The elements of kern_axpy_f16 it did (a multiple of 8). */
-T_AVX2 static int axpy_f16_avx2(float *y, float a, const ggml_half *x, int n) {
-    __m256 va = _mm256_set1_ps(a);
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, F16L(x + i), _mm256_loadu_ps(y + i)));
     return i;
 }
 
@@ -388,16 +317,6 @@ void kern_axpy_f32(float *y, float a, const float *x, int n) {
         y[i] += a * x[i];
 }
 
-
-void kern_axpy_f16(float *y, float a, const ggml_half *x, int n) {
-    int i = 0;
-#ifdef KERN_X86
-    if (kern_get_level() >= KERN_AVX2)
-        i = axpy_f16_avx2(y, a, x, n);
-#endif
-    for (; i < n; i++)
-        y[i] = fmaf(a, ggml_fp16_to_fp32(x[i]), y[i]);
-}
 
 void kern_f32_to_f16(const float *x, ggml_half *y, int n) {
     int i = 0;
@@ -456,13 +375,7 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
     case GGML_TYPE_F32:
         return kern_dot_f32(w, a, n);
     case GGML_TYPE_F16:
-#ifdef KERN_X86
-        if (l >= KERN_AVX512)
-            return dot_f16_avx512(w, a, n);
-        if (l == KERN_AVX2)
-            return dot_f16_avx2(w, a, n);
-#endif
-        return dot_f16_scalar(w, a, n);
+        return kern_dot_f16(w, a, n);
     case GGML_TYPE_BF16:
 #ifdef KERN_X86
         if (l >= KERN_AVX2)
@@ -486,6 +399,10 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
 
 void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, int r1,
                  const void *act, size_t act_bytes, int nb, float *out, int ldo, float *scratch) {
+    if (t == GGML_TYPE_F16) {
+        kern_matmul_f16(W, row_bytes, n, r0, r1, act, act_bytes, nb, out, ldo);
+        return;
+    }
     const unsigned char *wb = W;
     const unsigned char *ab = act;
     bool deq = kern_act_type(t) == GGML_TYPE_F32 && !(t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16);
@@ -497,22 +414,7 @@ void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, in
                 out[(size_t)b * ldo + r] = kern_dot_f32(scratch, (const float *)(ab + (size_t)b * act_bytes), n);
             continue;
         }
-        int b = 0;
-#ifdef KERN_X86
-        /* Batched rows must equal one-row results bit for bit (drafted greedy output is
-         * the serial one), so the four-row kernel is used only where it repeats the
-         * one-row kernel's arithmetic: F16 at AVX-512. */
-        for (; t == GGML_TYPE_F16 && kern_get_level() >= KERN_AVX512 && b + 4 <= nb; b += 4) {
-            const float *xs[4];
-            float o[4];
-            for (int k = 0; k < 4; k++)
-                xs[k] = (const float *)(ab + (size_t)(b + k) * act_bytes);
-            dot4_f16_avx512(row, xs, n, o);
-            for (int k = 0; k < 4; k++)
-                out[(size_t)(b + k) * ldo + r] = o[k];
-        }
-#endif
-        for (; b < nb; b++)
+        for (int b = 0; b < nb; b++)
             out[(size_t)b * ldo + r] = kern_dot(t, row, ab + (size_t)b * act_bytes, n, scratch);
     }
 }

@@ -75,7 +75,5 @@ float kern_dot_f32(const float *a, const float *b, int n);
 void kern_axpy_f32(float *y, float a, const float *x, int n);
 /* y = x rounded to F16, ggml_fp32_to_fp16's bits on every level (F16C where present) */
 void kern_f32_to_f16(const float *x, ggml_half *y, int n);
-/* y += a * x for F16 x (each step one fused multiply-add, on every level) */
-void kern_axpy_f16(float *y, float a, const ggml_half *x, int n);
 
 #endif

@@ -240,6 +240,7 @@ Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_quan
 Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_0); }
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_K); }
 Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q6_K); }
+Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_F16); }
 
 /* Continuous batching: three sequences in their own KV slots, stepped together with
  * engine_eval_rows (one row each, then a step where one sequence adds three rows and one

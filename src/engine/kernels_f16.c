@@ -1,0 +1,499 @@
+/* kernels_f16.c - F16 weight kernels (kernels_f16.h states their one arithmetic): the
+ * scalar definition, AVX2/F16C and AVX-512 versions of the one-row dot, a register-tiled
+ * product for batches (each converted weight vector reused over several tokens), a GEMV
+ * for one token (several rows per pass, prefetched), and attention's many-keys kernels. */
+#include "engine/kernels_f16.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "engine/kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define KF_X86 1
+#endif
+
+/* ---------------- the definition (scalar) ---------------- */
+
+/* The fixed reduction of 16 lane sums. */
+static float reduce16(const float *l) {
+    float s[8], t[4];
+    for (int j = 0; j < 8; j++)
+        s[j] = l[j] + l[j + 8];
+    for (int j = 0; j < 4; j++)
+        t[j] = s[j] + s[j + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* The elements [i, n) after the 16-lane part. */
+static float dot_tail(float s, const ggml_half *w, const float *x, int i, int n) {
+    for (; i < n; i++)
+        s = fmaf(ggml_fp16_to_fp32(w[i]), x[i], s);
+    return s;
+}
+
+static float dot_scalar(const ggml_half *w, const float *x, int n) {
+    float l[16] = {0};
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16)
+        for (int j = 0; j < 16; j++)
+            l[j] = fmaf(ggml_fp16_to_fp32(w[i + j]), x[i + j], l[j]);
+    return dot_tail(reduce16(l), w, x, n16, n);
+}
+
+static void scores_scalar(const ggml_half *k, size_t ks, const float *q, int hd, int n, float scale, float *out) {
+    for (int t = 0; t < n; t++)
+        out[t] = dot_scalar(k + (size_t)t * ks, q, hd) * scale;
+}
+
+static void values_scalar(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, int n,
+                          float *out, size_t os) {
+    for (int h = 0; h < nh; h++) {
+        float *o = out + (size_t)h * os;
+        memset(o, 0, (size_t)hd * sizeof(float));
+        for (int t = 0; t < n; t++) {
+            float a = w[(size_t)h * ws + t];
+            const ggml_half *vt = v + (size_t)t * vs;
+            for (int i = 0; i < hd; i++)
+                o[i] = fmaf(a, ggml_fp16_to_fp32(vt[i]), o[i]);
+        }
+    }
+}
+
+#ifdef KF_X86
+#define T_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define T_AVX512 __attribute__((target("avx512f,avx512bw,avx2,fma,f16c")))
+#define INL inline __attribute__((always_inline))
+#define F16Y(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define F16Z(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+/* how far ahead the one-token kernels prefetch each row, in elements */
+#define PF_AHEAD 512
+
+/* ---------------- AVX2 / FMA / F16C: 16 lanes as two ymm (lo: j < 8, hi: j >= 8) ---------------- */
+
+T_AVX2 static INL float reduce_avx2(__m256 lo, __m256 hi) {
+    __m256 s = _mm256_add_ps(lo, hi);
+    __m128 t = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    t = _mm_add_ps(t, _mm_movehl_ps(t, t));
+    t = _mm_add_ss(t, _mm_movehdup_ps(t));
+    return _mm_cvtss_f32(t);
+}
+
+T_AVX2 static float dot_avx2(const ggml_half *w, const float *x, int n) {
+    __m256 lo = _mm256_setzero_ps(), hi = lo;
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16) {
+        lo = _mm256_fmadd_ps(F16Y(w + i), _mm256_loadu_ps(x + i), lo);
+        hi = _mm256_fmadd_ps(F16Y(w + i + 8), _mm256_loadu_ps(x + i + 8), hi);
+    }
+    return dot_tail(reduce_avx2(lo, hi), w, x, n16, n);
+}
+
+/* R rows x T tokens: out[r * T + t]. */
+T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out) {
+    __m256 lo[2][3], hi[2][3];
+#pragma GCC unroll 2
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 3
+        for (int t = 0; t < T; t++)
+            lo[r][t] = hi[r][t] = _mm256_setzero_ps();
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16) {
+        __m256 wl[2], wh[2];
+#pragma GCC unroll 2
+        for (int r = 0; r < R; r++)
+            wl[r] = F16Y(w[r] + i);
+#pragma GCC unroll 3
+        for (int t = 0; t < T; t++) {
+            __m256 xv = _mm256_loadu_ps(x[t] + i);
+#pragma GCC unroll 2
+            for (int r = 0; r < R; r++)
+                lo[r][t] = _mm256_fmadd_ps(wl[r], xv, lo[r][t]);
+        }
+#pragma GCC unroll 2
+        for (int r = 0; r < R; r++)
+            wh[r] = F16Y(w[r] + i + 8);
+#pragma GCC unroll 3
+        for (int t = 0; t < T; t++) {
+            __m256 xv = _mm256_loadu_ps(x[t] + i + 8);
+#pragma GCC unroll 2
+            for (int r = 0; r < R; r++)
+                hi[r][t] = _mm256_fmadd_ps(wh[r], xv, hi[r][t]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++)
+            out[r * T + t] = dot_tail(reduce_avx2(lo[r][t], hi[r][t]), w[r], x[t], n16, n);
+}
+
+/* One token, four rows per pass. */
+T_AVX2 static void gemv4_avx2(const ggml_half *const *w, const float *x, int n, float *out) {
+    __m256 lo[4], hi[4];
+    for (int r = 0; r < 4; r++)
+        lo[r] = hi[r] = _mm256_setzero_ps();
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16) {
+        __m256 xl = _mm256_loadu_ps(x + i), xh = _mm256_loadu_ps(x + i + 8);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            _mm_prefetch((const char *)(w[r] + i + PF_AHEAD), _MM_HINT_T0);
+            lo[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xl, lo[r]);
+            hi[r] = _mm256_fmadd_ps(F16Y(w[r] + i + 8), xh, hi[r]);
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        out[r] = dot_tail(reduce_avx2(lo[r], hi[r]), w[r], x, n16, n);
+}
+
+/* ---------------- AVX-512: 16 lanes in one zmm ---------------- */
+
+T_AVX512 static INL float reduce_avx512(__m512 v) {
+    return reduce_avx2(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
+T_AVX512 static float dot_avx512(const ggml_half *w, const float *x, int n) {
+    __m512 a = _mm512_setzero_ps();
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16)
+        a = _mm512_fmadd_ps(F16Z(w + i), _mm512_loadu_ps(x + i), a);
+    return dot_tail(reduce_avx512(a), w, x, n16, n);
+}
+
+T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *const *x, int R, int T, int n,
+                                      float *out) {
+    __m512 acc[4][6];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            acc[r][t] = _mm512_setzero_ps();
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16) {
+        __m512 wv[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+            wv[r] = F16Z(w[r] + i);
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++) {
+            __m512 xv = _mm512_loadu_ps(x[t] + i);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++)
+                acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++)
+            out[r * T + t] = dot_tail(reduce_avx512(acc[r][t]), w[r], x[t], n16, n);
+}
+
+/* One token, eight rows per pass. */
+T_AVX512 static void gemv8_avx512(const ggml_half *const *w, const float *x, int n, float *out) {
+    __m512 acc[8];
+    for (int r = 0; r < 8; r++)
+        acc[r] = _mm512_setzero_ps();
+    int n16 = n & ~15;
+    for (int i = 0; i < n16; i += 16) {
+        __m512 xv = _mm512_loadu_ps(x + i);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            if (!(i & 16))
+                _mm_prefetch((const char *)(w[r] + i + PF_AHEAD), _MM_HINT_T0);
+            acc[r] = _mm512_fmadd_ps(F16Z(w[r] + i), xv, acc[r]);
+        }
+    }
+    for (int r = 0; r < 8; r++)
+        out[r] = dot_tail(reduce_avx512(acc[r]), w[r], x, n16, n);
+}
+
+/* The tile kernels at their fixed sizes (a switch, so each instance has constant loops). */
+T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out) {
+    switch (R * 4 + T) {
+    case 4 + 1: tile_avx2(w, x, 1, 1, n, out); break;
+    case 4 + 2: tile_avx2(w, x, 1, 2, n, out); break;
+    case 4 + 3: tile_avx2(w, x, 1, 3, n, out); break;
+    case 8 + 1: tile_avx2(w, x, 2, 1, n, out); break;
+    case 8 + 2: tile_avx2(w, x, 2, 2, n, out); break;
+    default: tile_avx2(w, x, 2, 3, n, out); break;
+    }
+}
+
+T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *const *x, int R, int T, int n,
+                                     float *out) {
+    if (R != 4) { /* rows left over from the groups of four */
+        for (int r = 0; r < R; r++)
+            for (int t = 0; t < T; t++)
+                out[r * T + t] = dot_avx512(w[r], x[t], n);
+        return;
+    }
+    switch (T) {
+    case 1: tile_avx512(w, x, 4, 1, n, out); break;
+    case 2: tile_avx512(w, x, 4, 2, n, out); break;
+    case 3: tile_avx512(w, x, 4, 3, n, out); break;
+    case 4: tile_avx512(w, x, 4, 4, n, out); break;
+    case 5: tile_avx512(w, x, 4, 5, n, out); break;
+    default: tile_avx512(w, x, 4, 6, n, out); break;
+    }
+}
+#endif
+
+/* ---------------- dispatch ---------------- */
+
+float kern_dot_f16(const ggml_half *w, const float *x, int n) {
+#ifdef KF_X86
+    kern_level l = kern_get_level();
+    if (l >= KERN_AVX512)
+        return dot_avx512(w, x, n);
+    if (l == KERN_AVX2)
+        return dot_avx2(w, x, n);
+#endif
+    return dot_scalar(w, x, n);
+}
+
+/* One token: rows in passes of `rows` (8 at AVX-512, 4 at AVX2), the rest one at a time. */
+static void gemv(kern_level l, const unsigned char *W, size_t rb, int n, int r0, int r1, const float *x, float *out) {
+    int r = r0;
+#ifdef KF_X86
+    int step = l >= KERN_AVX512 ? 8 : l == KERN_AVX2 ? 4 : 0;
+    for (; step && r + step <= r1; r += step) {
+        const ggml_half *w[8];
+        for (int k = 0; k < step; k++)
+            w[k] = (const ggml_half *)(W + (size_t)(r + k) * rb);
+        if (step == 8)
+            gemv8_avx512(w, x, n, out + r);
+        else
+            gemv4_avx2(w, x, n, out + r);
+    }
+#else
+    (void)l;
+#endif
+    for (; r < r1; r++)
+        out[r] = kern_dot_f16((const ggml_half *)(W + (size_t)r * rb), x, n);
+}
+
+void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
+                     size_t act_bytes, int nb, float *out, int ldo) {
+    const unsigned char *wb = (const unsigned char *)W, *ab = act;
+    kern_level l = kern_get_level();
+    if (nb == 1 || l == KERN_SCALAR) {
+        for (int b = 0; b < nb; b++)
+            gemv(l, wb, row_bytes, n, r0, r1, (const float *)(ab + (size_t)b * act_bytes), out + (size_t)b * ldo);
+        return;
+    }
+#ifdef KF_X86
+    /* rows in blocks of RM (the block's weights stay in cache while the tokens pass), tokens
+     * in tiles of at most TM, sized evenly */
+    int RM = l >= KERN_AVX512 ? 4 : 2, TM = l >= KERN_AVX512 ? 6 : 3;
+    for (int r = r0; r < r1; r += RM) {
+        int R = r1 - r < RM ? r1 - r : RM;
+        const ggml_half *w[4];
+        for (int k = 0; k < R; k++)
+            w[k] = (const ggml_half *)(wb + (size_t)(r + k) * row_bytes);
+        int tiles = (nb + TM - 1) / TM;
+        for (int b = 0, i = 0; b < nb; i++) {
+            int T = (nb - b + (tiles - i) - 1) / (tiles - i);
+            const float *x[6];
+            float o[24];
+            for (int t = 0; t < T; t++)
+                x[t] = (const float *)(ab + (size_t)(b + t) * act_bytes);
+            if (l >= KERN_AVX512)
+                tile_avx512_any(w, x, R, T, n, o);
+            else
+                tile_avx2_any(w, x, R, T, n, o);
+            for (int t = 0; t < T; t++)
+                for (int k = 0; k < R; k++)
+                    out[(size_t)(b + t) * ldo + r + k] = o[k * T + t];
+            b += T;
+        }
+    }
+#endif
+}
+
+/* ---------------- attention: many keys per pass ---------------- */
+
+/* 16 keys' scores (hd a multiple of 16): per key the 16-lane sums, then one transpose-
+ * reduce that performs each key's fixed tree: pairs of keys share a vector after the
+ * first step, four after the second, and so on; the result's lanes are then put back in
+ * key order. */
+#ifdef KF_X86
+T_AVX512 static void scores16_avx512(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
+    __m512 a[16];
+    for (int t = 0; t < 16; t++)
+        a[t] = _mm512_setzero_ps();
+    for (int i = 0; i < hd; i += 16) {
+        __m512 qv = _mm512_loadu_ps(q + i);
+#pragma GCC unroll 16
+        for (int t = 0; t < 16; t++)
+            a[t] = _mm512_fmadd_ps(F16Z(kp[t] + i), qv, a[t]);
+    }
+    __m512 u[8], v[4], z[2];
+    for (int p = 0; p < 8; p++) /* l_j + l_(j+8): keys 2p, 2p+1 in lanes 0-7, 8-15 */
+        u[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
+                             _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xEE));
+    for (int p = 0; p < 4; p++) /* s_j + s_(j+4): key 4p + c in 128-bit chunk c */
+        v[p] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * p], u[2 * p + 1], 0x88),
+                             _mm512_shuffle_f32x4(u[2 * p], u[2 * p + 1], 0xDD));
+    for (int p = 0; p < 2; p++) /* t_0 + t_2, t_1 + t_3 */
+        z[p] = _mm512_add_ps(_mm512_shuffle_ps(v[2 * p], v[2 * p + 1], 0x44),
+                             _mm512_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
+    /* the last sum: lane 4c + m holds key 4m + c */
+    __m512 s = _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88), _mm512_shuffle_ps(z[0], z[1], 0xDD));
+    s = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
+    _mm512_storeu_ps(out, _mm512_mul_ps(s, _mm512_set1_ps(scale)));
+}
+
+/* 8 keys' scores at AVX2: the lo lanes of all 8 keys, then the hi lanes, then the same
+ * transpose-reduce on 8 keys. */
+T_AVX2 static void scores8_avx2(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
+    __m256 a[8], h[8];
+    for (int t = 0; t < 8; t++)
+        a[t] = h[t] = _mm256_setzero_ps();
+    for (int i = 0; i < hd; i += 16) {
+        __m256 qv = _mm256_loadu_ps(q + i);
+#pragma GCC unroll 8
+        for (int t = 0; t < 8; t++)
+            a[t] = _mm256_fmadd_ps(F16Y(kp[t] + i), qv, a[t]);
+    }
+    for (int i = 8; i < hd; i += 16) {
+        __m256 qv = _mm256_loadu_ps(q + i);
+#pragma GCC unroll 8
+        for (int t = 0; t < 8; t++)
+            h[t] = _mm256_fmadd_ps(F16Y(kp[t] + i), qv, h[t]);
+    }
+    for (int t = 0; t < 8; t++)
+        a[t] = _mm256_add_ps(a[t], h[t]);
+    __m256 v[4], z[2];
+    for (int p = 0; p < 4; p++) /* s_j + s_(j+4): keys 2p, 2p+1 in the two halves */
+        v[p] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x20),
+                             _mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x31));
+    for (int p = 0; p < 2; p++)
+        z[p] = _mm256_add_ps(_mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0x44),
+                             _mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
+    /* lane 4c + m holds key 2m + c */
+    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(z[0], z[1], 0x88), _mm256_shuffle_ps(z[0], z[1], 0xDD));
+    s = _mm256_permutevar8x32_ps(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_ps(out, _mm256_mul_ps(s, _mm256_set1_ps(scale)));
+}
+
+/* H heads (H <= 4) x 64 values: four zmm per head, every key's values loaded once. */
+T_AVX512 static INL void values64_avx512(int H, const float *w, size_t ws, const ggml_half *v, size_t vs, int n,
+                                         float *out, size_t os) {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int h = 0; h < H; h++)
+        for (int c = 0; c < 4; c++)
+            acc[h][c] = _mm512_setzero_ps();
+    for (int t = 0; t < n; t++) {
+        const ggml_half *vt = v + (size_t)t * vs;
+        __m512 vv[4] = {F16Z(vt), F16Z(vt + 16), F16Z(vt + 32), F16Z(vt + 48)};
+#pragma GCC unroll 4
+        for (int h = 0; h < H; h++) {
+            __m512 a = _mm512_set1_ps(w[(size_t)h * ws + t]);
+            for (int c = 0; c < 4; c++)
+                acc[h][c] = _mm512_fmadd_ps(a, vv[c], acc[h][c]);
+        }
+    }
+    for (int h = 0; h < H; h++)
+        for (int c = 0; c < 4; c++)
+            _mm512_storeu_ps(out + (size_t)h * os + 16 * c, acc[h][c]);
+}
+
+T_AVX512 static void values_avx512(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, int n,
+                                   float *out, size_t os) {
+    for (int h = 0; h < nh; h += 4) {
+        int H = nh - h < 4 ? nh - h : 4;
+        for (int i = 0; i < hd; i += 64) {
+            const float *wh = w + (size_t)h * ws;
+            float *oh = out + (size_t)h * os + i;
+            switch (H) {
+            case 1: values64_avx512(1, wh, ws, v + i, vs, n, oh, os); break;
+            case 2: values64_avx512(2, wh, ws, v + i, vs, n, oh, os); break;
+            case 3: values64_avx512(3, wh, ws, v + i, vs, n, oh, os); break;
+            default: values64_avx512(4, wh, ws, v + i, vs, n, oh, os); break;
+            }
+        }
+    }
+}
+
+/* One head x 64 values: eight ymm. */
+T_AVX2 static void values_avx2(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, int n,
+                               float *out, size_t os) {
+    for (int h = 0; h < nh; h++)
+        for (int i = 0; i < hd; i += 64) {
+            __m256 acc[8];
+            for (int c = 0; c < 8; c++)
+                acc[c] = _mm256_setzero_ps();
+            const float *wh = w + (size_t)h * ws;
+            for (int t = 0; t < n; t++) {
+                const ggml_half *vt = v + (size_t)t * vs + i;
+                __m256 a = _mm256_set1_ps(wh[t]);
+#pragma GCC unroll 8
+                for (int c = 0; c < 8; c++)
+                    acc[c] = _mm256_fmadd_ps(a, F16Y(vt + 8 * c), acc[c]);
+            }
+            for (int c = 0; c < 8; c++)
+                _mm256_storeu_ps(out + (size_t)h * os + i + 8 * c, acc[c]);
+        }
+}
+#endif
+
+void kern_attn_scores(const ggml_half *k, size_t k_stride, const float *q, int hd, int n, float scale, float *out) {
+#ifdef KF_X86
+    kern_level l = kern_get_level();
+    int K = l >= KERN_AVX512 ? 16 : l == KERN_AVX2 ? 8 : 0;
+    if (K && hd % 16 == 0) {
+        for (int t0 = 0; t0 < n; t0 += K) {
+            const ggml_half *kp[16];
+            float o[16];
+            int m = n - t0 < K ? n - t0 : K;
+            for (int t = 0; t < K; t++) /* past the last key: key t0 again, its lane unused */
+                kp[t] = k + (size_t)(t0 + (t < m ? t : 0)) * k_stride;
+            if (K == 16)
+                scores16_avx512(kp, q, hd, scale, o);
+            else
+                scores8_avx2(kp, q, hd, scale, o);
+            memcpy(out + t0, o, (size_t)m * sizeof(float));
+        }
+        return;
+    }
+#endif
+    scores_scalar(k, k_stride, q, hd, n, scale, out);
+}
+
+void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
+                      int n, float *out, size_t out_stride) {
+#ifdef KF_X86
+    kern_level l = kern_get_level();
+    if (hd % 64 == 0 && l >= KERN_AVX512) {
+        values_avx512(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+        return;
+    }
+    if (hd % 64 == 0 && l == KERN_AVX2) {
+        values_avx2(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+        return;
+    }
+#endif
+    values_scalar(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+}
+
+void kern_softmax_f16(float *s, int n) {
+    float mx = -INFINITY;
+    for (int t = 0; t < n; t++)
+        if (s[t] > mx)
+            mx = s[t];
+    double sum = 0;
+    for (int t = 0; t < n; t++) {
+        s[t] = expf(s[t] - mx);
+        sum += s[t];
+    }
+    float inv = (float)(1.0 / sum);
+    ggml_half h[64];
+    for (int t0 = 0; t0 < n; t0 += 64) {
+        int m = n - t0 < 64 ? n - t0 : 64;
+        for (int t = 0; t < m; t++)
+            s[t0 + t] *= inv;
+        kern_f32_to_f16(s + t0, h, m);
+        for (int t = 0; t < m; t++)
+            s[t0 + t] = ggml_fp16_to_fp32(h[t]);
+    }
+}

@@ -1,0 +1,39 @@
+/* kernels_f16.h - F16 weights times F32 (F16-rounded) activations: the one-row dot, the
+ * matrix x batch product, and attention's many-keys score and value kernels.
+ *
+ * One arithmetic for every F16 dot, on every level (scalar, AVX2, AVX-512) and in every
+ * kernel: 16 lanes, lane j accumulating elements 16k + j (k ascending) with one fused
+ * multiply-add each, starting from +0; then the fixed tree s_j = l_j + l_(j+8) (j < 8),
+ * t_j = s_j + s_(j+4), (t_0 + t_2) + (t_1 + t_3); then the elements past the last multiple
+ * of 16, one fused multiply-add each. So a batch's products, a thread's share of rows and
+ * decoding one token give the same bits. */
+#ifndef PACER_KERNELS_F16_H
+#define PACER_KERNELS_F16_H
+
+#include <stddef.h>
+
+#include "engine/ggml_type.h"
+
+/* dot(w, x) over n elements, the arithmetic above. */
+float kern_dot_f16(const ggml_half *w, const float *x, int n);
+
+/* out[b * ldo + r] = kern_dot_f16(row r of W, activation b) for rows [r0, r1) and b < nb;
+ * W's rows are row_bytes apart, activations (n floats) act_bytes apart. */
+void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
+                     size_t act_bytes, int nb, float *out, int ldo);
+
+/* out[t] = kern_dot_f16(key t, q, hd) * scale for the n keys at k + t * k_stride (elements). */
+void kern_attn_scores(const ggml_half *k, size_t k_stride, const float *q, int hd, int n, float scale,
+                      float *out);
+
+/* Softmax of s[0..n) in place (max subtracted, expf, the sum in double), each weight then
+ * rounded through F16 as ggml rounds attention weights before the value product. */
+void kern_softmax_f16(float *s, int n);
+
+/* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n-1, in order,
+ * of w[h * w_stride + t] * v_t[i] (one fused multiply-add each, from +0), v_t at
+ * v + t * v_stride (elements), i < hd. The values of all heads are read once. */
+void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
+                      int n, float *out, size_t out_stride);
+
+#endif

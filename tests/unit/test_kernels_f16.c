@@ -1,0 +1,209 @@
+/* test_kernels_f16.c - the F16 kernels give one arithmetic everywhere: the one-row dot at
+ * every level equals the scalar definition, the batched product equals the one-row dot for
+ * every batch size and split of rows, attention's many-keys kernels equal their one-key
+ * forms; and all of it against a double-precision reference. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ggml_type.h"
+#include "engine/kernels.h"
+#include "engine/kernels_f16.h"
+
+static void fill(float *x, int n, unsigned seed) {
+    for (int i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        x[i] = ((float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f);
+    }
+}
+
+/* n F16 values, and n F16-rounded floats (as kern_act_prepare makes them). */
+static ggml_half *f16_rows(int n, unsigned seed) {
+    float *x = malloc(sizeof(float) * (size_t)n);
+    ggml_half *h = malloc(sizeof(ggml_half) * (size_t)n);
+    fill(x, n, seed);
+    for (int i = 0; i < n; i += 89)
+        x[i] *= 300; /* some large terms: sums that depend on their order */
+    for (int i = 0; i < n; i++)
+        h[i] = ggml_fp32_to_fp16(x[i]);
+    free(x);
+    return h;
+}
+
+static float *act_rows(int n, unsigned seed) {
+    float *x = malloc(sizeof(float) * (size_t)n), *a = malloc(sizeof(float) * (size_t)n);
+    fill(x, n, seed);
+    kern_act_prepare(GGML_TYPE_F16, x, a, n);
+    free(x);
+    return a;
+}
+
+static double ref_dot(const ggml_half *w, const float *x, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += (double)ggml_fp16_to_fp32(w[i]) * x[i];
+    return s;
+}
+
+Test(kernels_f16, dot_same_at_every_level) {
+    static const int ns[] = {1, 15, 16, 77, 512, 2048};
+    kern_level best = kern_detect();
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        int n = ns[k];
+        ggml_half *w = f16_rows(n, 3 + (unsigned)n);
+        float *x = act_rows(n, 9);
+        kern_set_level(KERN_SCALAR);
+        float want = kern_dot_f16(w, x, n);
+        double ref = ref_dot(w, x, n);
+        cr_assert(fabs(want - ref) <= 1e-5 * (1 + fabs(ref)) * n, "n %d: %g vs %g", n, want, ref);
+        for (int l = KERN_AVX2; l <= (int)best; l++) {
+            kern_set_level((kern_level)l);
+            float got = kern_dot_f16(w, x, n);
+            cr_assert(got == want, "n %d at %s: %.9g, scalar %.9g", n, kern_level_name((kern_level)l), got, want);
+            cr_assert(kern_dot(GGML_TYPE_F16, w, x, n, NULL) == want, "kern_dot F16 at %s", kern_level_name((kern_level)l));
+        }
+        free(w);
+        free(x);
+    }
+    kern_set_level(best);
+}
+
+/* Every batch size (tiles and remainders), rows split in two ranges as threads split them
+ * (blocks and leftover rows), each output == the scalar one-row dot. */
+static void check_matmul(int rows, int n) {
+    enum { NB = 37 };
+    static const int nbs[] = {1, 4, 7, 16, 19, 32, 37};
+    ggml_half *w = f16_rows(rows * n, 17 + (unsigned)rows);
+    float *x = act_rows(NB * n, 23);
+    int ldo = rows + 3, split = rows / 2 + 1;
+    float *want = malloc(sizeof(float) * NB * (size_t)rows), *out = malloc(sizeof(float) * NB * (size_t)ldo);
+    kern_level best = kern_detect();
+    kern_set_level(KERN_SCALAR);
+    for (int b = 0; b < NB; b++)
+        for (int r = 0; r < rows; r++)
+            want[b * rows + r] = kern_dot_f16(w + (size_t)r * n, x + (size_t)b * n, n);
+    for (int l = KERN_SCALAR; l <= (int)best; l++) {
+        kern_set_level((kern_level)l);
+        for (size_t ni = 0; ni < sizeof nbs / sizeof nbs[0]; ni++) {
+            int nb = nbs[ni];
+            for (int i = 0; i < NB * ldo; i++)
+                out[i] = -12345.0f;
+            size_t rb = (size_t)n * sizeof(ggml_half), ab = (size_t)n * sizeof(float);
+            kern_matmul(GGML_TYPE_F16, w, rb, n, 0, split, x, ab, nb, out, ldo, NULL);
+            kern_matmul(GGML_TYPE_F16, w, rb, n, split, rows, x, ab, nb, out, ldo, NULL);
+            for (int b = 0; b < nb; b++) {
+                for (int r = 0; r < rows; r++)
+                    cr_assert(out[b * ldo + r] == want[b * rows + r], "%dx%d at %s, nb %d: row %d act %d: %.9g vs %.9g",
+                              rows, n, kern_level_name((kern_level)l), nb, r, b, out[b * ldo + r], want[b * rows + r]);
+                for (int r = rows; r < ldo; r++)
+                    cr_assert(out[b * ldo + r] == -12345.0f, "padding row %d written", r);
+            }
+        }
+    }
+    kern_set_level(best);
+    free(w);
+    free(x);
+    free(want);
+    free(out);
+}
+
+Test(kernels_f16, matmul_equals_dots) {
+    check_matmul(8, 64);
+    check_matmul(27, 256);
+    check_matmul(19, 200); /* a tail of 8 past the lanes */
+    check_matmul(13, 2048);
+}
+
+/* Scores of 1..40 keys (full passes of 8 and 16, remainders) == the one-key dot * scale. */
+Test(kernels_f16, attention_scores_equal_one_key_dots) {
+    static const int hds[] = {64, 128, 48, 40};
+    enum { KEYS = 40, STRIDE = 300 };
+    kern_level best = kern_detect();
+    for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
+        int hd = hds[hi];
+        ggml_half *k = f16_rows(KEYS * STRIDE, 5 + (unsigned)hd);
+        float *q = act_rows(hd, 7), want[KEYS], got[KEYS + 1];
+        float scale = 1.0f / sqrtf((float)hd);
+        kern_set_level(KERN_SCALAR);
+        for (int t = 0; t < KEYS; t++)
+            want[t] = kern_dot_f16(k + (size_t)t * STRIDE + 3, q, hd) * scale;
+        for (int l = KERN_SCALAR; l <= (int)best; l++) {
+            kern_set_level((kern_level)l);
+            for (int n = 1; n <= KEYS; n++) {
+                got[n] = -7.0f;
+                kern_attn_scores(k + 3, STRIDE, q, hd, n, scale, got);
+                for (int t = 0; t < n; t++)
+                    cr_assert(got[t] == want[t], "hd %d at %s, %d keys: key %d %.9g vs %.9g", hd,
+                              kern_level_name((kern_level)l), n, t, got[t], want[t]);
+                cr_assert(got[n] == -7.0f, "score past the keys written");
+            }
+        }
+        free(k);
+        free(q);
+    }
+    kern_set_level(best);
+}
+
+/* Value sums for 1..5 heads at once == each head's sum in key order with fmaf, at every
+ * level; and near the double reference. */
+Test(kernels_f16, attention_values_in_key_order) {
+    static const int hds[] = {64, 128, 48};
+    enum { KEYS = 37, STRIDE = 520, NH = 5, WS = 41 };
+    kern_level best = kern_detect();
+    for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
+        int hd = hds[hi];
+        ggml_half *v = f16_rows(KEYS * STRIDE, 11 + (unsigned)hd);
+        float w[NH * WS], want[NH * 128], got[NH * 130];
+        for (int h = 0; h < NH; h++) {
+            fill(w + h * WS, KEYS, 40 + (unsigned)h);
+            for (int t = 0; t < KEYS; t++)
+                w[h * WS + t] = fabsf(w[h * WS + t]);
+            kern_softmax_f16(w + h * WS, KEYS);
+        }
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < hd; i++) {
+                float s = 0;
+                double ref = 0;
+                for (int t = 0; t < KEYS; t++) {
+                    float vi = ggml_fp16_to_fp32(v[(size_t)t * STRIDE + i]);
+                    s = fmaf(w[h * WS + t], vi, s);
+                    ref += (double)w[h * WS + t] * vi;
+                }
+                want[h * 128 + i] = s;
+                cr_assert(fabs(s - ref) < 1e-3, "value sum %g vs %g", s, ref);
+            }
+        for (int l = KERN_SCALAR; l <= (int)best; l++) {
+            kern_set_level((kern_level)l);
+            for (int nh = 1; nh <= NH; nh++) {
+                for (int i = 0; i < NH * 130; i++)
+                    got[i] = -7.0f;
+                kern_attn_values(nh, w, WS, v, STRIDE, hd, KEYS, got, 130);
+                for (int h = 0; h < nh; h++) {
+                    for (int i = 0; i < hd; i++)
+                        cr_assert(got[h * 130 + i] == want[h * 128 + i], "hd %d at %s, %d heads: head %d [%d] %.9g vs %.9g",
+                                  hd, kern_level_name((kern_level)l), nh, h, i, got[h * 130 + i], want[h * 128 + i]);
+                    cr_assert(got[h * 130 + hd] == -7.0f, "value past hd written");
+                }
+            }
+        }
+        free(v);
+    }
+    kern_set_level(best);
+}
+
+/* Softmax weights: F16 values, summing to 1, the largest score's weight the largest. */
+Test(kernels_f16, softmax_weights) {
+    enum { M = 150 };
+    float s[M];
+    fill(s, M, 13);
+    s[77] = 4.0f;
+    kern_softmax_f16(s, M);
+    double sum = 0;
+    for (int t = 0; t < M; t++) {
+        cr_assert(ggml_fp16_to_fp32(ggml_fp32_to_fp16(s[t])) == s[t], "weight %d is not an F16 value", t);
+        cr_assert(s[t] <= s[77]);
+        sum += s[t];
+    }
+    cr_assert(fabs(sum - 1) < 1e-2, "weights sum to %g", sum);
+}

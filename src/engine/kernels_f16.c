@@ -435,6 +435,20 @@ T_AVX2 static void values_avx2(int nh, const float *w, size_t ws, const ggml_hal
                 _mm256_storeu_ps(out + (size_t)h * os + i + 8 * c, acc[c]);
         }
 }
+
+/* s[t] = F16 rounding of s[t] * inv, 8 at a time (F16C rounds to nearest even, as
+ * ggml_fp32_to_fp16; a run holding a NaN is left to the scalar path). Returns the count done. */
+T_AVX2 static int scale_round_avx2(float *s, float inv, int n) {
+    __m256 vi = _mm256_set1_ps(inv);
+    int t = 0;
+    for (; t + 8 <= n; t += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(s + t), vi);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+            break;
+        _mm256_storeu_ps(s + t, _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+    }
+    return t;
+}
 #endif
 
 void kern_attn_scores(const ggml_half *k, size_t k_stride, const float *q, int hd, int n, float scale, float *out) {
@@ -487,13 +501,11 @@ void kern_softmax_f16(float *s, int n) {
         sum += s[t];
     }
     float inv = (float)(1.0 / sum);
-    ggml_half h[64];
-    for (int t0 = 0; t0 < n; t0 += 64) {
-        int m = n - t0 < 64 ? n - t0 : 64;
-        for (int t = 0; t < m; t++)
-            s[t0 + t] *= inv;
-        kern_f32_to_f16(s + t0, h, m);
-        for (int t = 0; t < m; t++)
-            s[t0 + t] = ggml_fp16_to_fp32(h[t]);
-    }
+    int t = 0;
+#ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX2)
+        t = scale_round_avx2(s, inv, n);
+#endif
+    for (; t < n; t++)
+        s[t] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(s[t] * inv));
 }

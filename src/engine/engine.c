@@ -503,6 +503,7 @@ typedef struct row_job {
     int nb, first;
     const int32_t *tokens; /* embed these first, or NULL */
     bool resid, swiglu;
+    bool parts;            /* SwiGLU rows split over the threads by elements (few rows) */
     const float *norm;     /* rmsnorm(x) is the input, or NULL: `in` rows are */
     const float *in;
     int n_in, n_slot;
@@ -510,10 +511,38 @@ typedef struct row_job {
     unsigned char *slot[3];
 } row_job;
 
+/* g = silu(g) * u for elements [i0, i1) of the gate/up outputs */
+static void swiglu(engine *e, size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; i++) {
+        float g = e->g[i];
+        e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
+    }
+}
+
+/* Fewer SwiGLU rows than threads (decode): each thread takes runs of 32 elements of the
+ * rows, SwiGLU and the activation blocks they make (elementwise work: the same values). */
+static void job_row_parts(const row_job *rj, int ith, int nth) {
+    engine *e = rj->e;
+    int per = rj->n_in / 32, lo, hi;
+    threadpool_split(rj->nb * per, ith, nth, &lo, &hi);
+    for (int u = lo; u < hi;) {
+        int b = u / per, k0 = u % per, k1 = hi - b * per < per ? hi - b * per : per;
+        swiglu(e, (size_t)b * e->n_ff + 32 * (size_t)k0, (size_t)b * e->n_ff + 32 * (size_t)k1);
+        for (int s = 0; s < rj->n_slot; s++)
+            kern_act_prepare(rj->type[s], rj->in + (size_t)b * rj->n_in + 32 * k0,
+                             rj->slot[s] + (size_t)b * e->act_stride + kern_act_size(rj->type[s], 32 * k0), 32 * (k1 - k0));
+        u = b * per + k1;
+    }
+}
+
 static void job_rows(void *ctx, int ith, int nth) {
     row_job *rj = ctx;
     engine *e = rj->e;
     int D = e->n_embd, lo, hi;
+    if (rj->parts) {
+        job_row_parts(rj, ith, nth);
+        return;
+    }
     threadpool_split(rj->nb, ith, nth, &lo, &hi);
     float *normed = e->scratch + (size_t)ith * e->n_scratch;
     for (int b = lo; b < hi; b++) {
@@ -525,10 +554,7 @@ static void job_rows(void *ctx, int ith, int nth) {
             for (int i = 0; i < D; i++)
                 x[i] += e->xn[(size_t)b * D + i];
         if (rj->swiglu)
-            for (size_t i = (size_t)b * e->n_ff; i < (size_t)(b + 1) * e->n_ff; i++) {
-                float g = e->g[i];
-                e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
-            }
+            swiglu(e, (size_t)b * e->n_ff, (size_t)(b + 1) * e->n_ff);
         if (b < rj->first)
             continue;
         const float *src = rj->in ? rj->in + (size_t)b * rj->n_in : normed;
@@ -571,7 +597,12 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
         rj->slot[rj->n_slot] = act + (size_t)i * ENGINE_BATCH * e->act_stride;
         j.a[i] = rj->slot[rj->n_slot++];
     }
-    run_rows(e, rj->nb, job_rows, rj);
+    rj->parts = rj->swiglu && rj->nb < threadpool_size(e->tp) && rj->n_in % 32 == 0 && !rj->tokens && !rj->resid &&
+                !rj->norm && rj->first == 0;
+    if (rj->parts)
+        threadpool_run(e->tp, job_rows, rj);
+    else
+        run_rows(e, rj->nb, job_rows, rj);
     threadpool_run(e->tp, job_matmul, &j);
 }
 
@@ -635,12 +666,11 @@ static void job_attention(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
     int hd = e->hd, group = e->n_head / e->n_head_kv;
-    int per = j->nb * e->n_head_kv >= nth ? group : 1, lo, hi;
-    threadpool_split(j->nb * e->n_head / per, ith, nth, &lo, &hi);
+    int per = j->nb * e->n_head_kv >= nth ? group : 1, units = j->nb * e->n_head / per;
     float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per rows of weights, p + 1 each */
     float *qh = sc + (size_t)per * e->n_ctx;            /* the query rounded through F16, as ggml does */
     float scale = 1.0f / sqrtf((float)hd);
-    for (int u = lo; u < hi; u++) {
+    for (int u = ith; u < units; u += nth) { /* strided: every thread gets early and late rows alike */
         int b = u * per / e->n_head, h0 = u * per % e->n_head, kvh = h0 / group, n = e->row_pos[b] + 1;
         size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)kvh * hd;
         for (int h = 0; h < per; h++) {

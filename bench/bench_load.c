@@ -4,7 +4,8 @@
  *     against the fault server sending as fast as the sockets take it;
  *   - timing fidelity at 256 streams each paced at 200 tok/s: every measured gap against
  *     the nominal interval and against the gap the server's send log shows; then the same
- *     with the clients at real-time priority (the load client's --realtime).
+ *     with the clients at real-time priority (the load client's --realtime), and with the
+ *     load client busy-polling (--busy-poll; the paced server spins too, --spin 1).
  * The client runs on CPU 0, the server on CPU 1 (when there are two). Each figure is taken
  * --reps times (default 3); min, median and max are printed. Prints figures; asserts nothing. */
 #include <math.h>
@@ -36,6 +37,9 @@ static int fid_streams = 256;
 static bool fid_together; /* every stream's events due at the same moments (no staggered phases) */
 static char fid_scheduling[32]; /* the load client's scheduling in the last fidelity run, as its receipt says */
 static bool realtime; /* the fidelity run's clients at SCHED_FIFO 1 (the load client: --realtime) */
+static bool busy_poll; /* the fidelity run's load client busy-polls (--busy-poll); the server spins (--spin 1)
+                        * unless at real-time priority (spinning, the kernel's real-time throttling would
+                        * stop it for ~50 ms whenever another process waits for its core) */
 static char tmp_dir[] = "/tmp/pacer-bench-load-XXXXXX";
 
 static void pin_to(int cpu) {
@@ -100,6 +104,7 @@ static attempt_request bench_request(const char *url, int tokens) {
 /* One level of the load client: its receipt section (new reference) and calibration. */
 static json_t *run_load(const char *url, int streams, int tokens, json_t **cal) {
     load_options o = {.kind = LOAD_CONCURRENCY, .n_levels = 1, .levels = {streams}, .requests = streams, .realtime = realtime,
+                      .busy_poll = busy_poll,
                       .request = bench_request(url, tokens), .seed_base = SEED_BASE,
                       .rules = {2, tokens, false, 1}, .workload = "bench", .setting = "sampled"};
     load_result r;
@@ -280,10 +285,10 @@ static bool bench_fidelity_once(double out[5]) {
     double *nom = malloc(total * sizeof *nom), *act = malloc(total * sizeof *act), *srv = malloc(total * sizeof *srv);
     size_t *counts = calloc((size_t)fid_streams, sizeof *counts);
     bool ok = nom && act && srv && counts;
-    for (int client = 0; client < 2 && ok; client++) {
+    for (int client = 0; client < (busy_poll ? 1 : 2) && ok; client++) { /* busy-polling: the load client only */
         unlink(log);
         const char *args[] = {"--paced", tokens, "--interval-us", interval, "--send-log", log, "--phases", phases,
-                              "--realtime", realtime ? "1" : "0", NULL};
+                              "--realtime", realtime ? "1" : "0", "--spin", busy_poll && !realtime ? "1" : "0", NULL};
         int port;
         pid_t pid = server_start(args, &port);
         char url[64];
@@ -326,6 +331,7 @@ static bool bench_fidelity_once(double out[5]) {
         json_decref(sec);
         json_decref(cal);
     }
+    if (busy_poll) out[2] = out[3] = NAN;
     free(nom), free(act), free(srv), free(counts);
     return ok;
 }
@@ -339,25 +345,32 @@ static void bench_fidelity(void) {
             ratio[n] = out[2] / out[0];
             n++;
         }
-    printf("timing fidelity, %d streams x %d tokens every %d us (%.0f tok/s each, %s), p99 of |error| per gap%s:\n",
+    printf("timing fidelity, %d streams x %d tokens every %d us (%.0f tok/s each, %s), p99 of |error| per gap%s%s:\n",
            fid_streams, FIDELITY_TOKENS, FIDELITY_INTERVAL_US, 1e6 / FIDELITY_INTERVAL_US,
            fid_together ? "all due together" : "phases staggered evenly over the interval",
-           realtime ? ", clients and server at real-time priority (--realtime)" : "");
+           realtime ? ", clients and server at real-time priority (--realtime)" : "",
+           !busy_poll ? "" : realtime ? ", load client busy-polling (--busy-poll)"
+                                      : ", load client busy-polling (--busy-poll), server spinning (--spin 1)");
     print_range("pacer load client: |gap - interval|", v[0], n, "us");
     print_range("pacer load client: |gap - gap the server sent|", v[1], n, "us");
-    print_range("plain client, thread per stream: |gap - interval|", v[2], n, "us");
-    print_range("plain client: |gap - gap the server sent|", v[3], n, "us");
+    if (!busy_poll) {
+        print_range("plain client, thread per stream: |gap - interval|", v[2], n, "us");
+        print_range("plain client: |gap - gap the server sent|", v[3], n, "us");
+    }
     print_range("server: |gap sent - interval|", v[4], n, "us");
-    print_range("plain client error / pacer load client error", ratio, n, "x");
+    if (!busy_poll) print_range("plain client error / pacer load client error", ratio, n, "x");
     printf("  (the load client's scheduling, as its receipt records it: %s)\n", fid_scheduling);
     print_load();
 }
 
 static int usage(void) {
     fprintf(stderr, "usage: bench_load [--streams N,N,...] [--reps N] [--only cost|fidelity]\n"
-                    "                  [--fidelity-streams N] [--together 1]\n"
+                    "                  [--fidelity-streams N] [--together 1] [--modes LIST]\n"
                     "  (default: --streams 1,64,256 --reps 3 --fidelity-streams 256, both parts, phases\n"
-                    "   staggered; the fault server is $FAULT_SERVER, else $BUILD/tools/fault_server)\n");
+                    "   staggered; the fault server is $FAULT_SERVER, else $BUILD/tools/fault_server)\n"
+                    "  --modes: fidelity blocks, of normal, realtime, busy-poll, realtime+busy-poll\n"
+                    "   (default normal,realtime,busy-poll; busy-poll: the load client only, and the\n"
+                    "   paced server spins; realtime: clients and server at SCHED_FIFO 1)\n");
     return 2;
 }
 
@@ -367,6 +380,9 @@ int main(int argc, char **argv) {
     snprintf(server_buf, sizeof server_buf, "%s/tools/fault_server", build_dir);
     server_path = getenv("FAULT_SERVER") ? getenv("FAULT_SERVER") : server_buf;
     int levels[16] = {1, 64, 256}, n_levels = 3;
+    static const char *const mode_names[] = {"normal", "realtime", "busy-poll", "realtime+busy-poll"};
+    const char *modes[4] = {"normal", "realtime", "busy-poll"};
+    int n_modes = 3;
     bool cost = true, fidelity = true;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -384,6 +400,16 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--fidelity-streams") == 0) {
             fid_streams = atoi(v);
             if (fid_streams < 1 || fid_streams > 65536) return usage();
+        } else if (strcmp(argv[i], "--modes") == 0) {
+            n_modes = 0;
+            for (const char *p = v; *p && n_modes < 4; p += strcspn(p, ","), p += *p == ',') {
+                size_t len = strcspn(p, ",");
+                int k = 0;
+                while (k < 4 && (strlen(mode_names[k]) != len || strncmp(p, mode_names[k], len))) k++;
+                if (k == 4) return usage();
+                modes[n_modes++] = mode_names[k];
+            }
+            if (!n_modes) return usage();
         } else if (strcmp(argv[i], "--together") == 0) {
             fid_together = strcmp(v, "1") == 0;
         } else if (strcmp(argv[i], "--only") == 0) {
@@ -399,9 +425,9 @@ int main(int argc, char **argv) {
     pin_to(0);
     printf("load client benchmark (%d repetitions of each figure; client on CPU 0, server on CPU 1)\n", bench_reps);
     for (int i = 0; cost && i < n_levels; i++) bench_cost(levels[i]);
-    if (fidelity) {
-        bench_fidelity();
-        realtime = true; /* the same, with the scheduler out of the way where the system allows it */
+    for (int k = 0; fidelity && k < n_modes; k++) {
+        realtime = strstr(modes[k], "realtime") != NULL; /* the scheduler out of the way where allowed */
+        busy_poll = strstr(modes[k], "busy-poll") != NULL; /* no wake-up between arrival and time stamp */
         bench_fidelity();
     }
     char cmd[700];

@@ -57,13 +57,15 @@ static pacer_err render_load(const json_t *r, buf *out) {
         if (rate) snprintf(level, sizeof level, "%g", json_get_num(lv, "rate", 0));
         else snprintf(level, sizeof level, "%lld", (long long)json_get_int(lv, "concurrency", 0));
         if (json_is_object(gp)) snprintf(good, sizeof good, "%lld", (long long)json_get_int(gp, "good", 0));
-        rc = rc ? rc : buf_appendf(out, "%-8s %4lld/%-4zu %8.2f %9.1f %15s %15s %15s %15s %8s %10.0f  %s%s\n", level,
+        const char *sched = json_get_str(lv, "client_scheduling", "normal");
+        rc = rc ? rc : buf_appendf(out, "%-8s %4lld/%-4zu %8.2f %9.1f %15s %15s %15s %15s %8s %10.0f  %s%s%s%s\n", level,
                                    (long long)json_get_int(tp, "requests_ok", 0), json_array_size(json_object_get(lv, "attempts")),
                                    json_get_num(tp, "requests_per_s", 0), json_get_num(tp, "output_tok_s", 0),
                                    load_pair(agg, "ttft_ms", a[0], 40), load_pair(agg, "itl_ms", a[1], 40),
                                    load_pair(agg, "itl_token_ms", a[2], 40), load_pair(agg, "e2e_ms", a[3], 40), good,
                                    json_get_num(tp, "deliveries_per_s", 0), json_get_str(lv, "status", "?"),
-                                   json_is_true(json_object_get(lv, "client_limited")) ? ", client-limited" : "");
+                                   json_is_true(json_object_get(lv, "client_limited")) ? ", client-limited" : "",
+                                   strcmp(sched, "normal") ? ", client " : "", strcmp(sched, "normal") ? sched : "");
     }
     json_array_foreach(cal, i, lv) {
         json_t *per = json_object_get(lv, "cpu_ns_per_delivery");

@@ -328,7 +328,11 @@ pacer_err load_run(const load_options *o, load_result *out, char *err, size_t er
             json_decref(lv.attempts), json_decref(lv.reasons);
             break;
         }
-        const char *scheduling = o->realtime ? load_realtime(true) : "normal";
+        const char *prio = o->realtime ? load_realtime(true) : "normal";
+        char scheduling[48];
+        if (o->busy_poll) net_multi_busy_poll(lv.m, true);
+        snprintf(scheduling, sizeof scheduling, "%s%s", o->busy_poll && !o->realtime ? "" : prio,
+                 !o->busy_poll ? "" : o->realtime ? "+busy-poll" : "busy-poll");
         int64_t cpu0 = thread_cpu_ns();
         load_level_run(&lv);
         int64_t cpu = thread_cpu_ns() - cpu0;

@@ -57,6 +57,7 @@ typedef struct load_options {
     load_slo slo;
     double calibration_ms;          /* the budget of each calibration; 0: the default */
     bool realtime;                  /* run each level at real-time priority (SCHED_FIFO 1) when allowed */
+    bool busy_poll;                 /* the client's thread never sleeps during a level (net_multi_busy_poll) */
     /* What every attempt sends (its seed, when sampled, is seed_base + attempt index), and
      * the suite workload and setting it comes from (names for the receipt). */
     attempt_request request;

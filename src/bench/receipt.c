@@ -127,7 +127,8 @@ const receipt_fact_field receipt_fact_fields[] = {
     {"load.levels[].reasons", JSON_ARRAY, false, NULL, "the first 20 attempts that are not ok, and why"},
     {"load.levels[].client_cpu_ns", JSON_INTEGER, false, NULL, "CPU time of the client's thread during the level"},
     {"load.levels[].client_scheduling", JSON_STRING, false, NULL,
-     "normal | realtime (--realtime: SCHED_FIFO 1 during the level) | realtime-refused (asked, not allowed)"},
+     "normal | realtime (--realtime: SCHED_FIFO 1 during the level) | realtime-refused (asked, not allowed); "
+     "with --busy-poll: busy-poll, realtime+busy-poll or realtime-refused+busy-poll"},
     {"load.levels[].client_limited", JSON_TRUE, false, NULL,
      "the level's deliveries per second exceeded the client-limit share of its calibrated maximum"},
     {"load.levels[].attempts", JSON_ARRAY, false, NULL, "every attempt of the level, in start order"},

@@ -87,6 +87,9 @@ int bench_load_option(bench_load_cli *lc, int code, const char *arg) {
     case BENCH_OPT_REALTIME:
         lo->realtime = true;
         break;
+    case BENCH_OPT_BUSY_POLL:
+        lo->busy_poll = true;
+        break;
     default:
         return 0;
     }
@@ -97,7 +100,7 @@ int bench_load_option(bench_load_cli *lc, int code, const char *arg) {
 int bench_load_finish(bench_load_cli *lc) {
     load_options *lo = &lc->lo;
     if (!lo->n_levels) {
-        cli_error("--requests, --duration, --seed, --slo, --calibration-ms, --workload and --realtime belong to a load sweep: "
+        cli_error("--requests, --duration, --seed, --slo, --calibration-ms, --workload, --realtime and --busy-poll belong to a load sweep: "
                   "add --concurrency LIST or --rate LIST");
         return -1;
     }

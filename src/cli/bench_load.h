@@ -20,6 +20,7 @@ enum {
     BENCH_OPT_CALIBRATION,
     BENCH_OPT_WORKLOAD,
     BENCH_OPT_REALTIME,
+    BENCH_OPT_BUSY_POLL,
 };
 
 #define BENCH_LOAD_OPTIONS                                                                                        \
@@ -27,18 +28,23 @@ enum {
         {"requests", required_argument, 0, BENCH_OPT_REQUESTS}, {"duration", required_argument, 0, BENCH_OPT_DURATION}, \
         {"seed", required_argument, 0, BENCH_OPT_SEED}, {"slo", required_argument, 0, BENCH_OPT_SLO},               \
         {"calibration-ms", required_argument, 0, BENCH_OPT_CALIBRATION},                                           \
-        {"workload", required_argument, 0, BENCH_OPT_WORKLOAD}, {"realtime", no_argument, 0, BENCH_OPT_REALTIME}
+        {"workload", required_argument, 0, BENCH_OPT_WORKLOAD}, {"realtime", no_argument, 0, BENCH_OPT_REALTIME},  \
+        {"busy-poll", no_argument, 0, BENCH_OPT_BUSY_POLL}
 
 #define BENCH_LOAD_USAGE                                                                                            \
     "       load sweeps (attached or managed): [--concurrency LIST | --rate LIST] [--requests N] [--duration S]\n"  \
     "                   [--seed N] [--slo ttft=MS,itl=MS] [--calibration-ms MS] [--workload NAME] [--realtime]\n"   \
+    "                   [--busy-poll]\n"                                                                         \
     "         one level per value: a concurrency keeps N requests in flight, a rate starts requests\n"            \
     "         at seeded Poisson arrivals (R per second); each level runs --requests N (default: 4 per\n"         \
     "         stream, at least 16; rate levels 64) or starts requests for --duration S; the client\n"             \
     "         calibrates itself before each level (--calibration-ms, default 300) and flags a level\n"            \
     "         'client-limited' above half its calibrated maximum delivery rate; --realtime runs the\n"         \
     "         client's thread at real-time priority during each level where allowed (on a busy machine\n"       \
-    "         deliveries are then stamped when they arrive, not when the scheduler gets round to it)\n"
+    "         deliveries are then stamped when they arrive, not when the scheduler gets round to it);\n"       \
+    "         --busy-poll: the client's thread never sleeps during a level, it asks for ready sockets\n"      \
+    "         again at once, so no wake-up lies between a delivery's arrival and its time stamp; it\n"        \
+    "         keeps one core busy for the whole level by design (give it a core of its own)\n"
 
 typedef struct bench_load_cli {
     load_options lo;

@@ -50,10 +50,13 @@ struct net_multi {
     net_xfer *paused;     /* paused for this round; resumed at the start of the next */
     size_t running;
     bool no_pwait2;       /* the kernel lacks epoll_pwait2: millisecond waits */
+    bool busy_poll;       /* never sleep in the wait: look again at once */
     struct epoll_event events[MULTI_EVENTS];
 };
 
 size_t net_multi_running(const net_multi *m) { return m ? m->running : 0; }
+
+void net_multi_busy_poll(net_multi *m, bool on) { m->busy_poll = on; }
 
 /* curl says which events it wants on a socket; epoll is told the same. */
 static int multi_on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp) {
@@ -263,7 +266,7 @@ static void multi_collect(net_multi *m) {
 
 /* Waits for socket events until `wake_ns`; returns the number of events, -1 on error. */
 static int multi_wait(net_multi *m, int64_t wake_ns) {
-    int64_t wait = wake_ns - clock_now_ns();
+    int64_t wait = m->busy_poll ? 0 : wake_ns - clock_now_ns();
     if (wait < 0) wait = 0;
     if (!m->no_pwait2) {
         struct timespec ts = {.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};

@@ -6,6 +6,7 @@
 #ifndef PACER_MULTI_H
 #define PACER_MULTI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,12 @@ pacer_err net_multi_add(net_multi *m, const http_request *req, http_response *re
  * callbacks run from here. Returns PACER_OK, or PACER_ERR_IO / PACER_ERR_INTERNAL when the
  * loop itself failed (running transfers are then left as they are). */
 pacer_err net_multi_run(net_multi *m, int64_t until_ns);
+
+/* With `on`, net_multi_run() never sleeps: it asks epoll again at once (timeout 0) until a
+ * socket is ready or a deadline comes, so a piece is handed over as soon as the kernel has
+ * queued it, with no wake-up on its path. The thread then keeps its core busy while it
+ * runs. Off by default. */
+void net_multi_busy_poll(net_multi *m, bool on);
 
 /* Transfers started and not yet ended. */
 size_t net_multi_running(const net_multi *m);

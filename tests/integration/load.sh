@@ -204,6 +204,29 @@ log={int(l.split()[0]): [int(x) for x in l.split()[1:]] for l in open('$TMP/phas
 sys.exit(not (len(a)==5 and sorted(log)==sorted(x['seed'] for x in a) and all(len(v)==12 for v in log.values())
   and all(x['deliveries']==12 for x in a)))"
 
+# busy-polling: the client's thread never sleeps during a level; the receipt records it per
+# level and is as valid as any; the paced server spinning keeps its send log the same way
+start_server spin --paced 12 --interval-us 4000 --phases 2 --spin 1 --send-log "$TMP/spin.log"
+$PACER bench org/model --server "$URL" --model-id m --concurrency 2,4 --requests 4 --tokens 12 --busy-poll \
+  --calibration-ms 20 --output "$TMP/busy.json" >"$TMP/busy.out" 2>&1
+check "busy-poll sweep exits 0" [ $? -eq 0 ]
+check "busy-poll: both levels record their scheduling, every attempt has its 12 deliveries" python3 -c "
+import json,sys; r=json.load(open('$TMP/busy.json')); l=r['load']['levels']
+sys.exit(not ([x['client_scheduling'] for x in l]==['busy-poll']*2 and [x['concurrency'] for x in l]==[2,4] and
+  all(a['status']=='ok' and a['deliveries']==12 for x in l for a in x['attempts'])))"
+check "busy-poll: recomputed figures equal the stored ones" recompute "$TMP/busy.json"
+check "busy-poll: inspect accepts it and says how the client ran" grep -q "complete, client busy-poll" "$TMP/busy.out"
+check "spinning server: one send-log line per stream, 12 increasing times each" python3 -c "
+import json,sys; r=json.load(open('$TMP/busy.json'))
+seeds=sorted(a['seed'] for x in r['load']['levels'] for a in x['attempts'])
+log=[[int(x) for x in l.split()] for l in open('$TMP/spin.log')]
+sys.exit(not (sorted(v[0] for v in log)==seeds and all(len(v)==13 and v[1:]==sorted(v[1:]) for v in log)))"
+$PACER bench org/model --server "$URL" --model-id m --concurrency 2 --requests 2 --tokens 12 --busy-poll --realtime \
+  --calibration-ms 20 --output "$TMP/busyrt.json" >/dev/null 2>&1
+check "busy-poll with --realtime: recorded together (real-time priority may be refused here)" python3 -c "
+import json,sys; r=json.load(open('$TMP/busyrt.json'))
+sys.exit(r['load']['levels'][0]['client_scheduling'] not in ('realtime+busy-poll', 'realtime-refused+busy-poll'))"
+
 # Ctrl-C mid-level: the attempts in flight are kept as cancelled, the receipt is saved, exit 130
 start_server cancel --paced 400 --interval-us 10000
 $PACER bench org/model --server "$URL" --model-id m --concurrency 4 --requests 8 --tokens 400 \

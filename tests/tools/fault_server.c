@@ -405,6 +405,7 @@ static bool paced_realtime;    /* the thread at SCHED_FIFO 1 where allowed */
  * every gap a client measures against the interval. Short: at SCHED_FIFO a thread that
  * spins most of the time is throttled by the kernel (50 ms in every second by default). */
 #define PACED_SPIN_NS 5000
+static bool paced_spin;        /* --spin 1: never sleep; watch the clock and the sockets all the time */
 static FILE *paced_log;
 static paced_stream *paced_done; /* ended streams whose send-log lines wait for a quiet moment */
 static volatile sig_atomic_t paced_stop;
@@ -584,7 +585,7 @@ static void paced_serve(int ls) {
         if (paced_done && (paced_heap_n == 0 || paced_stop)) paced_log_done();
         if (paced_stop) exit(0);
         int64_t wait = paced_heap_n > 0 ? paced_heap[0]->due - now - PACED_SPIN_NS : 1000000000;
-        if (wait < 0) wait = 0;
+        if (wait < 0 || (paced_spin && paced_heap_n > 0)) wait = 0;
         struct timespec ts = {wait / 1000000000, wait % 1000000000};
         int n = epoll_pwait2(ep, evs, 64, &ts, NULL);
         for (int i = 0; i < n; i++) {
@@ -627,8 +628,9 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--send-log") == 0) send_log_path = v;
         else if (strcmp(a, "--phases") == 0) paced_phases = atol(v);
         else if (strcmp(a, "--realtime") == 0) paced_realtime = strcmp(v, "1") == 0;
+        else if (strcmp(a, "--spin") == 0) paced_spin = strcmp(v, "1") == 0;
         else die("unknown option %s (--port-file F --script S... [--port N] [--pace-us N] [--log F] | "
-                 "--paced N --interval-us US [--send-log F] [--phases N] [--realtime 1])", a);
+                 "--paced N --interval-us US [--send-log F] [--phases N] [--realtime 1] [--spin 1])", a);
         i++;
     }
     if (!nscripts && paced_tokens <= 0) die("%s", "at least one --script (or --paced N) is needed");

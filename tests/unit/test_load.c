@@ -170,16 +170,19 @@ static void on_done(void *ctx, pacer_err rc, http_response *resp) {
     s->rc = rc;
 }
 
-Test(load, one_thread_moves_many_streams_and_keeps_its_deadline) {
+/* 32 endless streams from the loopback emitter on one driver (busy-polling or not). */
+static void many_streams_keep_the_deadline(bool busy_poll) {
     net_emitter *em;
     int port;
     cr_assert_eq(net_emitter_start(&em, &port), PACER_OK);
     net_multi *m;
     cr_assert_eq(net_multi_new(&m), PACER_OK);
+    net_multi_busy_poll(m, busy_poll);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     enum { N = 32 };
     static stream ss[N];
+    memset(ss, 0, sizeof ss);
     for (int i = 0; i < N; i++) {
         ss[i].req = (attempt_request){.server_url = url, .prompt = "x", .max_tokens = 1 << 20, .route = ATTEMPT_ROUTE_CHAT};
         http_response_init(&ss[i].resp);
@@ -217,6 +220,11 @@ Test(load, one_thread_moves_many_streams_and_keeps_its_deadline) {
     }
     net_emitter_stop(em);
 }
+
+Test(load, one_thread_moves_many_streams_and_keeps_its_deadline) { many_streams_keep_the_deadline(false); }
+
+/* busy-polling changes how the driver waits, not what it delivers or when it returns */
+Test(load, busy_polling_moves_many_streams_and_keeps_its_deadline) { many_streams_keep_the_deadline(true); }
 
 Test(load, bad_url_is_refused_without_a_callback) {
     net_multi *m;

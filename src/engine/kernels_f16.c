@@ -5,6 +5,7 @@
 #include "engine/kernels_f16.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "engine/kernels.h"
@@ -59,6 +60,32 @@ static void values_scalar(int nh, const float *w, size_t ws, const ggml_half *v,
                 o[i] = fmaf(a, ggml_fp16_to_fp32(vt[i]), o[i]);
         }
     }
+}
+
+
+/* e^x for softmax (x <= 0 there): x clamped at -87, n = nearest(x * log2 e), r = x - n ln 2 in
+ * two steps, Cephes' degree-5 polynomial, times 2^n. The SIMD versions take the same
+ * IEEE steps in the same order, so every level gives the same bits. */
+#define EXP_LO -87.0f
+#define EXP_LOG2E 1.44269504088896341f
+#define EXP_LN2_HI 0.693359375f
+#define EXP_LN2_LO -2.12194440e-4f
+static const float exp_p[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
+static float exp_scalar(float x) {
+    if (x != x)
+        return x;
+    x = EXP_LO > x ? EXP_LO : x;
+    float n = nearbyintf(x * EXP_LOG2E);
+    float r = fmaf(n, -EXP_LN2_HI, x);
+    r = fmaf(n, -EXP_LN2_LO, r);
+    float y = exp_p[0];
+    for (int k = 1; k < 6; k++)
+        y = fmaf(y, r, exp_p[k]);
+    y = fmaf(y, r * r, r) + 1.0f;
+    union { uint32_t u; float f; } two = {.u = (uint32_t)((int32_t)n + 127) << 23};
+    return y * two.f;
 }
 
 #ifdef KF_X86
@@ -436,6 +463,32 @@ T_AVX2 static void values_avx2(int nh, const float *w, size_t ws, const ggml_hal
         }
 }
 
+/* exp_scalar of s[t] - mx, 8 at a time, for t < n (n a multiple of 4; returns the count done,
+ * a multiple of 8); the results summed in double into the four lanes l[t % 4]. */
+T_AVX2 static int exp_sum_avx2(float *s, float mx, int n, double *l) {
+    __m256 lo = _mm256_set1_ps(EXP_LO), vm = _mm256_set1_ps(mx), one = _mm256_set1_ps(1.0f);
+    __m256d acc = _mm256_loadu_pd(l);
+    int t = 0;
+    for (; t + 8 <= n; t += 8) {
+        __m256 x = _mm256_sub_ps(_mm256_loadu_ps(s + t), vm);
+        x = _mm256_max_ps(lo, x); /* lo > x ? lo : x: a NaN stays */
+        __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(-EXP_LN2_HI), x);
+        r = _mm256_fmadd_ps(k, _mm256_set1_ps(-EXP_LN2_LO), r);
+        __m256 y = _mm256_set1_ps(exp_p[0]);
+        for (int i = 1; i < 6; i++)
+            y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(exp_p[i]));
+        y = _mm256_add_ps(_mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r), one);
+        __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+        y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+        _mm256_storeu_ps(s + t, y);
+        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(y)));
+        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
+    }
+    _mm256_storeu_pd(l, acc);
+    return t;
+}
+
 /* s[t] = F16 rounding of s[t] * inv, 8 at a time (F16C rounds to nearest even, as
  * ggml_fp32_to_fp16; a run holding a NaN is left to the scalar path). Returns the count done. */
 T_AVX2 static int scale_round_avx2(float *s, float inv, int n) {
@@ -495,13 +548,23 @@ void kern_softmax_f16(float *s, int n) {
     for (int t = 0; t < n; t++)
         if (s[t] > mx)
             mx = s[t];
-    double sum = 0;
-    for (int t = 0; t < n; t++) {
-        s[t] = expf(s[t] - mx);
+    double l[4] = {0, 0, 0, 0};
+    int t = 0, n4 = n & ~3;
+#ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX2)
+        t = exp_sum_avx2(s, mx, n4, l);
+#endif
+    for (; t < n4; t++) {
+        s[t] = exp_scalar(s[t] - mx);
+        l[t & 3] += s[t];
+    }
+    double sum = (l[0] + l[2]) + (l[1] + l[3]);
+    for (; t < n; t++) {
+        s[t] = exp_scalar(s[t] - mx);
         sum += s[t];
     }
     float inv = (float)(1.0 / sum);
-    int t = 0;
+    t = 0;
 #ifdef KF_X86
     if (kern_get_level() >= KERN_AVX2)
         t = scale_round_avx2(s, inv, n);

@@ -207,3 +207,36 @@ Test(kernels_f16, softmax_weights) {
     }
     cr_assert(fabs(sum - 1) < 1e-2, "weights sum to %g", sum);
 }
+
+/* The weights are the same at every level, for any count (8-wide steps, 4 lanes of the
+ * sum, tails), and near the exact softmax before the F16 rounding. */
+Test(kernels_f16, softmax_same_at_every_level) {
+    enum { M = 300 };
+    float x[M], want[M], got[M];
+    fill(x, M, 21);
+    for (int t = 0; t < M; t++)
+        x[t] *= t % 7 == 0 ? 40.0f : 3.0f; /* some weights far below the largest: tiny or zero */
+    kern_level best = kern_detect();
+    for (int n = 1; n <= M; n += n < 40 ? 1 : 37) {
+        double mx = -INFINITY, sum = 0;
+        for (int t = 0; t < n; t++)
+            mx = x[t] > mx ? x[t] : mx;
+        for (int t = 0; t < n; t++)
+            sum += exp(x[t] - mx);
+        kern_set_level(KERN_SCALAR);
+        memcpy(want, x, sizeof(float) * (size_t)n);
+        kern_softmax_f16(want, n);
+        for (int t = 0; t < n; t++) {
+            double ref = exp(x[t] - mx) / sum;
+            cr_assert(fabs(want[t] - ref) <= ref / 1024 + 1e-7, "n %d weight %d: %.9g vs %.9g", n, t, want[t], ref);
+        }
+        for (int l = KERN_AVX2; l <= (int)best; l++) {
+            kern_set_level((kern_level)l);
+            memcpy(got, x, sizeof(float) * (size_t)n);
+            kern_softmax_f16(got, n);
+            cr_assert(memcmp(got, want, sizeof(float) * (size_t)n) == 0, "n %d: weights differ at %s", n,
+                      kern_level_name((kern_level)l));
+        }
+    }
+    kern_set_level(best);
+}

@@ -597,8 +597,9 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
         rj->slot[rj->n_slot] = act + (size_t)i * ENGINE_BATCH * e->act_stride;
         j.a[i] = rj->slot[rj->n_slot++];
     }
-    rj->parts = rj->swiglu && rj->nb < threadpool_size(e->tp) && rj->n_in % 32 == 0 && !rj->tokens && !rj->resid &&
-                !rj->norm && rj->first == 0;
+    int nth = threadpool_size(e->tp); /* with 2 or 3 threads the SwiGLU split saves less than a job's sync */
+    rj->parts = rj->swiglu && nth >= 4 && rj->nb < nth && rj->n_in % 32 == 0 && !rj->tokens && !rj->resid && !rj->norm &&
+                rj->first == 0;
     if (rj->parts)
         threadpool_run(e->tp, job_rows, rj);
     else

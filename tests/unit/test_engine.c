@@ -207,32 +207,36 @@ static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, si
 }
 
 /* Logits of a 70-token prompt evaluated in one call (chunks of a batch), then token by
- * token: equal bit for bit, as drafting needs; and equal for 1 and 3 threads. */
+ * token: equal bit for bit, as drafting needs; and equal for 1 and 4 threads, batched and
+ * token by token (a single row's elementwise work is split over 4 threads). */
 static void check_quantized(ggml_type type) {
     char path[128];
     enum { T = 70 };
-    engine *e1 = open_synth(type, 1, 1, path, sizeof path), *e3 = open_synth(type, 3, 1, path, sizeof path);
+    engine *e1 = open_synth(type, 1, 1, path, sizeof path), *e4 = open_synth(type, 4, 1, path, sizeof path);
     int nv = engine_get_info(e1)->n_vocab;
     int32_t toks[T];
     for (int i = 0; i < T; i++)
         toks[i] = (int32_t)((i * 7919 + 13) % nv);
     float *batched = malloc((size_t)T * nv * sizeof(float)), *one = malloc((size_t)nv * sizeof(float));
-    float *three = malloc((size_t)T * nv * sizeof(float));
+    float *four = malloc((size_t)T * nv * sizeof(float));
     cr_assert_eq(engine_eval(e1, toks, T, 0, batched, true), PACER_OK);
-    cr_assert_eq(engine_eval(e3, toks, T, 0, three, true), PACER_OK);
-    cr_assert(memcmp(batched, three, (size_t)T * nv * sizeof(float)) == 0, "%s: 1 and 3 threads differ",
+    cr_assert_eq(engine_eval(e4, toks, T, 0, four, true), PACER_OK);
+    cr_assert(memcmp(batched, four, (size_t)T * nv * sizeof(float)) == 0, "%s: 1 and 4 threads differ",
               ggml_type_name(type));
     for (int i = 0; i < T; i++) {
         cr_assert_eq(engine_eval(e1, toks + i, 1, i, one, false), PACER_OK);
         for (int j = 0; j < nv; j++)
             cr_assert(batched[(size_t)i * nv + j] == one[j], "%s: token %d logit %d: batched %.9g, single %.9g",
                       ggml_type_name(type), i, j, batched[(size_t)i * nv + j], one[j]);
+        cr_assert_eq(engine_eval(e4, toks + i, 1, i, four, false), PACER_OK);
+        cr_assert(memcmp(one, four, (size_t)nv * sizeof(float)) == 0, "%s: token %d: 1 and 4 threads differ",
+                  ggml_type_name(type), i);
     }
     free(batched);
     free(one);
-    free(three);
+    free(four);
     engine_close(e1);
-    engine_close(e3);
+    engine_close(e4);
     unlink(path);
 }
 

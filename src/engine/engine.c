@@ -274,7 +274,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     size_t B = ENGINE_BATCH;
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
     e->act_stride = (kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63;
-    e->n_scratch = imax(wide, e->n_ctx * (e->n_head / e->n_head_kv) + e->hd) + 64; /* attention: a KV head's weights */
+    e->n_scratch = imax(wide, (e->n_ctx + e->hd) * (e->n_head / e->n_head_kv)) + 64; /* attention: a KV head's queries, weights */
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
     e->n_past = calloc((size_t)e->n_seq, sizeof(int));
@@ -669,16 +669,16 @@ static void job_attention(void *ctx, int ith, int nth) {
     int hd = e->hd, group = e->n_head / e->n_head_kv;
     int per = j->nb * e->n_head_kv >= nth ? group : 1, units = j->nb * e->n_head / per;
     float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per rows of weights, p + 1 each */
-    float *qh = sc + (size_t)per * e->n_ctx;            /* the query rounded through F16, as ggml does */
+    float *qh = sc + (size_t)per * e->n_ctx;            /* the queries rounded through F16, as ggml does */
     float scale = 1.0f / sqrtf((float)hd);
     for (int u = ith; u < units; u += nth) { /* strided: every thread gets early and late rows alike */
         int b = u * per / e->n_head, h0 = u * per % e->n_head, kvh = h0 / group, n = e->row_pos[b] + 1;
         size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)kvh * hd;
-        for (int h = 0; h < per; h++) {
-            kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh, hd);
-            kern_attn_scores(e->kc + base, e->kv_dim, qh, hd, n, scale, sc + (size_t)h * n);
+        for (int h = 0; h < per; h++)
+            kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)h * hd, hd);
+        kern_attn_scores(per, e->kc + base, e->kv_dim, qh, hd, hd, n, scale, sc, n);
+        for (int h = 0; h < per; h++)
             kern_softmax_f16(sc + (size_t)h * n, n);
-        }
         kern_attn_values(per, sc, n, e->vc + base, e->kv_dim, hd, n, e->att + (size_t)b * e->q_dim + (size_t)h0 * hd, hd);
     }
 }

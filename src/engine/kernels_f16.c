@@ -369,6 +369,21 @@ T_AVX512 static void scores16_avx512(const ggml_half *const *kp, const float *q,
     _mm512_storeu_ps(out, _mm512_mul_ps(s, _mm512_set1_ps(scale)));
 }
 
+/* The fixed tree's last three steps (t_j = s_j + s_(j+4), then (t_0 + t_2) + (t_1 + t_3)) for
+ * eight vectors of s at once: lane i of the result is vector i's sum. */
+T_AVX2 static INL __m256 reduce8x8_avx2(const __m256 *a) {
+    __m256 v[4], z[2];
+    for (int p = 0; p < 4; p++) /* vectors 2p, 2p+1 in the two halves */
+        v[p] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x20),
+                             _mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x31));
+    for (int p = 0; p < 2; p++)
+        z[p] = _mm256_add_ps(_mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0x44),
+                             _mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
+    /* lane 4c + m holds vector 2m + c */
+    __m256 r = _mm256_add_ps(_mm256_shuffle_ps(z[0], z[1], 0x88), _mm256_shuffle_ps(z[0], z[1], 0xDD));
+    return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 /* 8 keys' scores at AVX2: the lo lanes of all 8 keys, then the hi lanes, then the same
  * transpose-reduce on 8 keys. */
 T_AVX2 static void scores8_avx2(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
@@ -389,17 +404,37 @@ T_AVX2 static void scores8_avx2(const ggml_half *const *kp, const float *q, int 
     }
     for (int t = 0; t < 8; t++)
         a[t] = _mm256_add_ps(a[t], h[t]);
-    __m256 v[4], z[2];
-    for (int p = 0; p < 4; p++) /* s_j + s_(j+4): keys 2p, 2p+1 in the two halves */
-        v[p] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x20),
-                             _mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x31));
-    for (int p = 0; p < 2; p++)
-        z[p] = _mm256_add_ps(_mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0x44),
-                             _mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
-    /* lane 4c + m holds key 2m + c */
-    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(z[0], z[1], 0x88), _mm256_shuffle_ps(z[0], z[1], 0xDD));
-    s = _mm256_permutevar8x32_ps(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_ps(out, _mm256_mul_ps(s, _mm256_set1_ps(scale)));
+    _mm256_storeu_ps(out, _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale)));
+}
+
+/* Four heads x two keys at AVX2: each converted key vector serves the four queries (rows
+ * qs apart); out[2 * h + key]. Same lanes and tree per (head, key) as scores8_avx2. */
+T_AVX2 static void scores_h4k2_avx2(const ggml_half *k0, const ggml_half *k1, const float *q, size_t qs, int hd,
+                                    float scale, float *out) {
+    __m256 a[8], h[8];
+    for (int i = 0; i < 8; i++)
+        a[i] = h[i] = _mm256_setzero_ps();
+    for (int i = 0; i < hd; i += 16) {
+        __m256 x0 = F16Y(k0 + i), x1 = F16Y(k1 + i);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            __m256 qv = _mm256_loadu_ps(q + r * qs + i);
+            a[2 * r] = _mm256_fmadd_ps(x0, qv, a[2 * r]);
+            a[2 * r + 1] = _mm256_fmadd_ps(x1, qv, a[2 * r + 1]);
+        }
+    }
+    for (int i = 8; i < hd; i += 16) {
+        __m256 x0 = F16Y(k0 + i), x1 = F16Y(k1 + i);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            __m256 qv = _mm256_loadu_ps(q + r * qs + i);
+            h[2 * r] = _mm256_fmadd_ps(x0, qv, h[2 * r]);
+            h[2 * r + 1] = _mm256_fmadd_ps(x1, qv, h[2 * r + 1]);
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        a[i] = _mm256_add_ps(a[i], h[i]);
+    _mm256_storeu_ps(out, _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale)));
 }
 
 /* H heads (H <= 4) x 64 values: four zmm per head, every key's values loaded once. */
@@ -504,11 +539,24 @@ T_AVX2 static int scale_round_avx2(float *s, float inv, int n) {
 }
 #endif
 
-void kern_attn_scores(const ggml_half *k, size_t k_stride, const float *q, int hd, int n, float scale, float *out) {
+void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
+                      float scale, float *out, size_t out_stride) {
+    int h = 0;
 #ifdef KF_X86
     kern_level l = kern_get_level();
+    for (; l == KERN_AVX2 && hd % 16 == 0 && h + 4 <= nh; h += 4) /* four heads share each key */
+        for (int t = 0; t < n; t += 2) {
+            float o[8];
+            const ggml_half *k0 = k + (size_t)t * k_stride, *k1 = t + 1 < n ? k0 + k_stride : k0;
+            scores_h4k2_avx2(k0, k1, q + (size_t)h * q_stride, q_stride, hd, scale, o);
+            for (int r = 0; r < 4; r++)
+                for (int c = 0; c < 2 && t + c < n; c++)
+                    out[(size_t)(h + r) * out_stride + t + c] = o[2 * r + c];
+        }
     int K = l >= KERN_AVX512 ? 16 : l == KERN_AVX2 ? 8 : 0;
-    if (K && hd % 16 == 0) {
+    for (; K && hd % 16 == 0 && h < nh; h++) {
+        const float *qh = q + (size_t)h * q_stride;
+        float *oh = out + (size_t)h * out_stride;
         for (int t0 = 0; t0 < n; t0 += K) {
             const ggml_half *kp[16];
             float o[16];
@@ -516,15 +564,15 @@ void kern_attn_scores(const ggml_half *k, size_t k_stride, const float *q, int h
             for (int t = 0; t < K; t++) /* past the last key: key t0 again, its lane unused */
                 kp[t] = k + (size_t)(t0 + (t < m ? t : 0)) * k_stride;
             if (K == 16)
-                scores16_avx512(kp, q, hd, scale, o);
+                scores16_avx512(kp, qh, hd, scale, o);
             else
-                scores8_avx2(kp, q, hd, scale, o);
-            memcpy(out + t0, o, (size_t)m * sizeof(float));
+                scores8_avx2(kp, qh, hd, scale, o);
+            memcpy(oh + t0, o, (size_t)m * sizeof(float));
         }
-        return;
     }
 #endif
-    scores_scalar(k, k_stride, q, hd, n, scale, out);
+    for (; h < nh; h++)
+        scores_scalar(k, k_stride, q + (size_t)h * q_stride, hd, n, scale, out + (size_t)h * out_stride);
 }
 
 void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,

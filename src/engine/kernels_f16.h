@@ -22,9 +22,10 @@ float kern_dot_f16(const ggml_half *w, const float *x, int n);
 void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
                      size_t act_bytes, int nb, float *out, int ldo);
 
-/* out[t] = kern_dot_f16(key t, q, hd) * scale for the n keys at k + t * k_stride (elements). */
-void kern_attn_scores(const ggml_half *k, size_t k_stride, const float *q, int hd, int n, float scale,
-                      float *out);
+/* For each of nh queries (q_stride apart): out[h * out_stride + t] = kern_dot_f16(key t,
+ * query h, hd) * scale for the n keys at k + t * k_stride (elements). */
+void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
+                      float scale, float *out, size_t out_stride);
 
 /* Softmax of s[0..n) in place (max subtracted, expf, the sum in double), each weight then
  * rounded through F16 as ggml rounds attention weights before the value product. */

@@ -115,29 +115,35 @@ Test(kernels_f16, matmul_equals_dots) {
     check_matmul(13, 2048);
 }
 
-/* Scores of 1..40 keys (full passes of 8 and 16, remainders) == the one-key dot * scale. */
+/* Scores of 1..40 keys (full passes of 2, 8 and 16, remainders) for 1..5 queries at once
+ * == the one-key dot * scale. */
 Test(kernels_f16, attention_scores_equal_one_key_dots) {
     static const int hds[] = {64, 128, 48, 40};
-    enum { KEYS = 40, STRIDE = 300 };
+    enum { KEYS = 40, STRIDE = 300, NH = 5, OS = KEYS + 3 };
     kern_level best = kern_detect();
     for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
         int hd = hds[hi];
         ggml_half *k = f16_rows(KEYS * STRIDE, 5 + (unsigned)hd);
-        float *q = act_rows(hd, 7), want[KEYS], got[KEYS + 1];
+        float *q = act_rows(NH * 130, 7), want[NH][KEYS], got[NH * OS];
         float scale = 1.0f / sqrtf((float)hd);
         kern_set_level(KERN_SCALAR);
-        for (int t = 0; t < KEYS; t++)
-            want[t] = kern_dot_f16(k + (size_t)t * STRIDE + 3, q, hd) * scale;
+        for (int h = 0; h < NH; h++)
+            for (int t = 0; t < KEYS; t++)
+                want[h][t] = kern_dot_f16(k + (size_t)t * STRIDE + 3, q + h * 130, hd) * scale;
         for (int l = KERN_SCALAR; l <= (int)best; l++) {
             kern_set_level((kern_level)l);
-            for (int n = 1; n <= KEYS; n++) {
-                got[n] = -7.0f;
-                kern_attn_scores(k + 3, STRIDE, q, hd, n, scale, got);
-                for (int t = 0; t < n; t++)
-                    cr_assert(got[t] == want[t], "hd %d at %s, %d keys: key %d %.9g vs %.9g", hd,
-                              kern_level_name((kern_level)l), n, t, got[t], want[t]);
-                cr_assert(got[n] == -7.0f, "score past the keys written");
-            }
+            for (int nh = 1; nh <= NH; nh++)
+                for (int n = 1; n <= KEYS; n++) {
+                    for (int i = 0; i < NH * OS; i++)
+                        got[i] = -7.0f;
+                    kern_attn_scores(nh, k + 3, STRIDE, q, 130, hd, n, scale, got, OS);
+                    for (int h = 0; h < nh; h++) {
+                        for (int t = 0; t < n; t++)
+                            cr_assert(got[h * OS + t] == want[h][t], "hd %d at %s, %d heads, %d keys: head %d key %d %.9g vs %.9g",
+                                      hd, kern_level_name((kern_level)l), nh, n, h, t, got[h * OS + t], want[h][t]);
+                        cr_assert(got[h * OS + n] == -7.0f, "score past the keys written");
+                    }
+                }
         }
         free(k);
         free(q);

@@ -6,7 +6,7 @@
  *     the nominal interval and against the gap the server's send log shows; then the same
  *     with the clients at real-time priority (the load client's --realtime), and with the
  *     load client busy-polling (--busy-poll; the paced server spins too, --spin 1).
- * The client runs on CPU 0, the server on CPU 1 (when there are two). Each figure is taken
+ * The client runs on CPU 0, the server on CPU 1 (when there are two; --cpus picks others). Each figure is taken
  * --reps times (default 3); min, median and max are printed. Prints figures; asserts nothing. */
 #include <math.h>
 #include <pthread.h>
@@ -33,6 +33,7 @@
 
 static const char *server_path; /* $FAULT_SERVER, else $BUILD/tools/fault_server */
 static int bench_reps = 3;
+static int cpu_client = 0, cpu_server = 1; /* --cpus */
 static int fid_streams = 256;
 static bool fid_together; /* every stream's events due at the same moments (no staggered phases) */
 static char fid_scheduling[32]; /* the load client's scheduling in the last fidelity run, as its receipt says */
@@ -50,7 +51,7 @@ static void pin_to(int cpu) {
     sched_setaffinity(0, sizeof set, &set);
 }
 
-/* Starts the fault server with `args` (NULL-terminated) on CPU 1; *port gets its port. */
+/* Starts the fault server with `args` (NULL-terminated) on its CPU; *port gets its port. */
 static pid_t server_start(const char *const *args, int *port) {
     char port_file[600];
     const char *server = server_path;
@@ -62,7 +63,7 @@ static pid_t server_start(const char *const *args, int *port) {
     argv[n] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
-        pin_to(1);
+        pin_to(cpu_server);
         execv(server, (char *const *)argv);
         _exit(127);
     }
@@ -365,9 +366,10 @@ static void bench_fidelity(void) {
 
 static int usage(void) {
     fprintf(stderr, "usage: bench_load [--streams N,N,...] [--reps N] [--only cost|fidelity]\n"
-                    "                  [--fidelity-streams N] [--together 1] [--modes LIST]\n"
+                    "                  [--fidelity-streams N] [--together 1] [--modes LIST] [--cpus C,S]\n"
                     "  (default: --streams 1,64,256 --reps 3 --fidelity-streams 256, both parts, phases\n"
                     "   staggered; the fault server is $FAULT_SERVER, else $BUILD/tools/fault_server)\n"
+                    "  --cpus: the client's and the server's CPU (default 0,1)\n"
                     "  --modes: fidelity blocks, of normal, realtime, busy-poll, realtime+busy-poll\n"
                     "   (default: all four; busy-poll: the load client only, and the paced server\n"
                     "   spins unless at real-time priority; realtime: clients and server at SCHED_FIFO 1)\n");
@@ -410,6 +412,11 @@ int main(int argc, char **argv) {
                 modes[n_modes++] = mode_names[k];
             }
             if (!n_modes) return usage();
+        } else if (strcmp(argv[i], "--cpus") == 0) {
+            long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+            if (sscanf(v, "%d,%d", &cpu_client, &cpu_server) != 2 || cpu_client < 0 || cpu_server < 0 ||
+                cpu_client >= ncpu || cpu_server >= ncpu)
+                return usage();
         } else if (strcmp(argv[i], "--together") == 0) {
             fid_together = strcmp(v, "1") == 0;
         } else if (strcmp(argv[i], "--only") == 0) {
@@ -422,8 +429,9 @@ int main(int argc, char **argv) {
     }
     if (!mkdtemp(tmp_dir)) return 1;
     signal(SIGPIPE, SIG_IGN);
-    pin_to(0);
-    printf("load client benchmark (%d repetitions of each figure; client on CPU 0, server on CPU 1)\n", bench_reps);
+    pin_to(cpu_client);
+    printf("load client benchmark (%d repetitions of each figure; client on CPU %d, server on CPU %d)\n", bench_reps,
+           cpu_client, cpu_server);
     for (int i = 0; cost && i < n_levels; i++) bench_cost(levels[i]);
     for (int k = 0; fidelity && k < n_modes; k++) {
         realtime = strstr(modes[k], "realtime") != NULL; /* the scheduler out of the way where allowed */

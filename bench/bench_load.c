@@ -6,7 +6,8 @@
  *     the nominal interval and against the gap the server's send log shows; then the same
  *     with the clients at real-time priority (the load client's --realtime), and with the
  *     load client busy-polling (--busy-poll; the paced server spins too, --spin 1).
- * The client runs on CPU 0, the server on CPU 1 (when there are two; --cpus picks others). Each figure is taken
+ * The client runs on the last CPU, the server on the one before (CPU 0, which takes most
+ * interrupts, is left alone) when there are 4 or more; on 2 or 3, CPU 0 and 1; --cpus picks others. Each figure is taken
  * --reps times (default 3); min, median and max are printed. Prints figures; asserts nothing. */
 #include <math.h>
 #include <pthread.h>
@@ -33,7 +34,7 @@
 
 static const char *server_path; /* $FAULT_SERVER, else $BUILD/tools/fault_server */
 static int bench_reps = 3;
-static int cpu_client = 0, cpu_server = 1; /* --cpus */
+static int cpu_client = -1, cpu_server = -1; /* --cpus */
 static int fid_streams = 256;
 static bool fid_together; /* every stream's events due at the same moments (no staggered phases) */
 static char fid_scheduling[32]; /* the load client's scheduling in the last fidelity run, as its receipt says */
@@ -369,7 +370,8 @@ static int usage(void) {
                     "                  [--fidelity-streams N] [--together 1] [--modes LIST] [--cpus C,S]\n"
                     "  (default: --streams 1,64,256 --reps 3 --fidelity-streams 256, both parts, phases\n"
                     "   staggered; the fault server is $FAULT_SERVER, else $BUILD/tools/fault_server)\n"
-                    "  --cpus: the client's and the server's CPU (default 0,1)\n"
+                    "  --cpus: the client's and the server's CPU (default: the last two with 4 or more\n"
+                    "   CPUs, CPU 0 taking most interrupts; else 0,1)\n"
                     "  --modes: fidelity blocks, of normal, realtime, busy-poll, realtime+busy-poll\n"
                     "   (default: all four; busy-poll: the load client only, and the paced server\n"
                     "   spins unless at real-time priority; realtime: clients and server at SCHED_FIFO 1)\n");
@@ -429,6 +431,8 @@ int main(int argc, char **argv) {
     }
     if (!mkdtemp(tmp_dir)) return 1;
     signal(SIGPIPE, SIG_IGN);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpu_client < 0) cpu_client = ncpu >= 4 ? (int)ncpu - 1 : 0, cpu_server = ncpu >= 4 ? (int)ncpu - 2 : 1;
     pin_to(cpu_client);
     printf("load client benchmark (%d repetitions of each figure; client on CPU %d, server on CPU %d)\n", bench_reps,
            cpu_client, cpu_server);

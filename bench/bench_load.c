@@ -369,8 +369,8 @@ static int usage(void) {
                     "  (default: --streams 1,64,256 --reps 3 --fidelity-streams 256, both parts, phases\n"
                     "   staggered; the fault server is $FAULT_SERVER, else $BUILD/tools/fault_server)\n"
                     "  --modes: fidelity blocks, of normal, realtime, busy-poll, realtime+busy-poll\n"
-                    "   (default normal,realtime,busy-poll; busy-poll: the load client only, and the\n"
-                    "   paced server spins; realtime: clients and server at SCHED_FIFO 1)\n");
+                    "   (default: all four; busy-poll: the load client only, and the paced server\n"
+                    "   spins unless at real-time priority; realtime: clients and server at SCHED_FIFO 1)\n");
     return 2;
 }
 
@@ -381,8 +381,8 @@ int main(int argc, char **argv) {
     server_path = getenv("FAULT_SERVER") ? getenv("FAULT_SERVER") : server_buf;
     int levels[16] = {1, 64, 256}, n_levels = 3;
     static const char *const mode_names[] = {"normal", "realtime", "busy-poll", "realtime+busy-poll"};
-    const char *modes[4] = {"normal", "realtime", "busy-poll"};
-    int n_modes = 3;
+    const char *modes[4] = {"normal", "realtime", "busy-poll", "realtime+busy-poll"};
+    int n_modes = 4;
     bool cost = true, fidelity = true;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -166,6 +166,14 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
     memcpy(o, tmp, (size_t)valid * sizeof(float));
 }
 
+/* Decode reads each weight once: the tiles fetch the blocks PF_AHEAD bytes ahead of their
+ * use, so more of each thread's memory reads are in flight. */
+#define PF_AHEAD 1024
+INLINE void prefetch_lines(const void *p, int bytes) {
+    for (int k = 0; k < bytes; k += 64)
+        _mm_prefetch((const char *)p + PF_AHEAD + k, _MM_HINT_T0);
+}
+
 /* A Q4_0-interleaved block of 8 rows' nibbles (128 bytes) as 8 registers of unsigned bytes:
  * w[k] holds elements 4k..4k+3 of every row, w[k + 4] elements 16+4k..16+4k+3. */
 T_AVX2 INLINE void nib_unpack_avx2(const uint8_t *q, __m256i *w) {
@@ -194,6 +202,7 @@ T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_blo
         acc[t] = _mm256_setzero_ps();
     for (int b = 0; b < nblk; b++, pk++) {
         __m256i w[8];
+        prefetch_lines(pk, 192);
         nib_unpack_avx2(pk->q, w);
         __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
 #pragma GCC unroll 4
@@ -222,6 +231,7 @@ T_AVX2 INLINE void q4_K_avx2_tile(const pk_q4_K *pk, int nsup, const kern_q8_blo
         __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->dmin));
         for (int sb = 0; sb < 8; sb++) {
             __m256i w[8];
+            prefetch_lines(pk->q[sb], 192);
             nib_unpack_avx2(pk->q[sb], w);
             __m256 ds = _mm256_mul_ps(dv, u8x8_ps(pk->sc[sb])), dm = _mm256_mul_ps(mv, u8x8_ps(pk->m[sb]));
 #pragma GCC unroll 4
@@ -245,6 +255,7 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nblk; b++, pk++) {
         __m256i aw[8];
+        prefetch_lines(pk, 320);
         for (int k = 0; k < 8; k++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
             aw[k] = _mm256_sign_epi8(v, v);

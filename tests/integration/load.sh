@@ -194,7 +194,7 @@ sys.exit(not (sorted(log)==sorted(x['seed'] for x in a) and all(len(v)==12 for v
 
 # staggered phases: the first 4 streams wait for each other, then get their 12 events each on
 # a grid a quarter interval apart; a fifth request after them still gets its stream
-start_server phased --paced 12 --interval-us 4000 --phases 4 --send-log "$TMP/phased.log"
+start_server phased --paced 12 --interval-us 4000 --phases 4 --spin-us 20 --send-log "$TMP/phased.log"
 $PACER bench org/model --server "$URL" --model-id m --concurrency 4 --requests 5 --tokens 12 \
   --calibration-ms 20 --output "$TMP/phased.json" >/dev/null 2>&1
 check "phased run exits 0" [ $? -eq 0 ]

@@ -404,7 +404,7 @@ static bool paced_realtime;    /* the thread at SCHED_FIFO 1 where allowed */
  * sleeping thread wakes some microseconds late, and the server's lateness would show in
  * every gap a client measures against the interval. Short: at SCHED_FIFO a thread that
  * spins most of the time is throttled by the kernel (50 ms in every second by default). */
-#define PACED_SPIN_NS 5000
+static int64_t paced_spin_ns = 5000; /* --spin-us */
 static bool paced_spin;        /* --spin 1: never sleep; watch the clock and the sockets all the time */
 static FILE *paced_log;
 static paced_stream *paced_done; /* ended streams whose send-log lines wait for a quiet moment */
@@ -575,7 +575,7 @@ static void paced_serve(int ls) {
     for (;;) {
         int64_t now = clock_now_ns();
         /* due within the spin: watch the clock (a readable socket waits those microseconds) */
-        while (paced_heap_n > 0 && paced_heap[0]->due > now && paced_heap[0]->due - now <= PACED_SPIN_NS)
+        while (paced_heap_n > 0 && paced_heap[0]->due > now && paced_heap[0]->due - now <= paced_spin_ns)
             now = clock_now_ns();
         while (paced_heap_n > 0 && paced_heap[0]->due <= now) {
             paced_stream *s = heap_pop();
@@ -584,7 +584,7 @@ static void paced_serve(int ls) {
         }
         if (paced_done && (paced_heap_n == 0 || paced_stop)) paced_log_done();
         if (paced_stop) exit(0);
-        int64_t wait = paced_heap_n > 0 ? paced_heap[0]->due - now - PACED_SPIN_NS : 1000000000;
+        int64_t wait = paced_heap_n > 0 ? paced_heap[0]->due - now - paced_spin_ns : 1000000000;
         if (wait < 0 || (paced_spin && paced_heap_n > 0)) wait = 0;
         struct timespec ts = {wait / 1000000000, wait % 1000000000};
         int n = epoll_pwait2(ep, evs, 64, &ts, NULL);
@@ -629,8 +629,9 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--phases") == 0) paced_phases = atol(v);
         else if (strcmp(a, "--realtime") == 0) paced_realtime = strcmp(v, "1") == 0;
         else if (strcmp(a, "--spin") == 0) paced_spin = strcmp(v, "1") == 0;
+        else if (strcmp(a, "--spin-us") == 0) paced_spin_ns = atol(v) * 1000;
         else die("unknown option %s (--port-file F --script S... [--port N] [--pace-us N] [--log F] | "
-                 "--paced N --interval-us US [--send-log F] [--phases N] [--realtime 1] [--spin 1])", a);
+                 "--paced N --interval-us US [--send-log F] [--phases N] [--realtime 1] [--spin 1] [--spin-us US])", a);
         i++;
     }
     if (!nscripts && paced_tokens <= 0) die("%s", "at least one --script (or --paced N) is needed");

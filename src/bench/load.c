@@ -256,8 +256,9 @@ out:
  * busy machine a normal thread waits for its turn behind others, and every delivery that
  * arrives meanwhile is stamped late (measured here: p99 gap error 47 ms normal, 2.8 ms
  * real-time, 256 paced streams, load average 14 on 2 cores). The thread blocks in epoll
- * whenever it has nothing to read, and the kernel's real-time throttling still leaves the
- * others their share. Without `on`, back to normal. Returns what the level ran with:
+ * whenever it has nothing to read (unless busy-polling), and the kernel's real-time
+ * throttling still leaves the others their share: a busy-polling thread at this priority
+ * is stopped for ~50 ms in a second when another process waits for its core. Without `on`, back to normal. Returns what the level ran with:
  * "realtime", or "realtime-refused" (no permission). */
 static const char *load_realtime(bool on) {
     struct sched_param sp = {.sched_priority = on ? 1 : 0};

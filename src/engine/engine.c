@@ -17,7 +17,10 @@
 #include "engine/threadpool.h"
 #include "engine/tokenizer.h"
 
+/* Rows per forward chunk: 32, or 128 where AMX multiplies the packed matrices (the weights
+ * are then read a quarter as often; the integer kernels' results do not depend on it). */
 #define ENGINE_BATCH 32
+#define ENGINE_BATCH_AMX 128
 #define ENGINE_CTX_CAP 4096
 
 typedef struct mat {
@@ -52,10 +55,11 @@ struct engine {
     int *n_past;    /* per sequence: positions in its cache */
     /* buffers */
     float *x, *xn, *q, *k, *v, *att, *g, *u;
-    void *act;      /* prepared activations: 3 slots of ENGINE_BATCH rows of act_stride */
+    int batch;      /* rows per chunk */
+    void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
     size_t act_stride;
     ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */
-    int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
+    int row_seq[ENGINE_BATCH_AMX], row_pos[ENGINE_BATCH_AMX]; /* the chunk's rows: sequence, position */
     float *scratch;    /* per thread: n_scratch floats */
     int n_scratch;
     float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */
@@ -271,7 +275,9 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
         snprintf(err, err_len, "cannot start %d threads", nt);
         return PACER_ERR_NOMEM;
     }
-    size_t B = ENGINE_BATCH;
+    bool amx = kern_get_level() >= KERN_AMX && kern_pack_supported(e->layers[0].wq.type);
+    e->batch = amx ? ENGINE_BATCH_AMX : ENGINE_BATCH;
+    size_t B = (size_t)e->batch;
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
     e->act_stride = (kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63;
     e->n_scratch = imax(wide, (e->n_ctx + e->hd) * (e->n_head / e->n_head_kv)) + 64; /* attention: a KV head's queries, weights */
@@ -594,7 +600,7 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
             continue;
         }
         rj->type[rj->n_slot] = m->type;
-        rj->slot[rj->n_slot] = act + (size_t)i * ENGINE_BATCH * e->act_stride;
+        rj->slot[rj->n_slot] = act + (size_t)i * e->batch * e->act_stride;
         j.a[i] = rj->slot[rj->n_slot++];
     }
     int nth = threadpool_size(e->tp); /* with 2 or 3 threads the SwiGLU split saves less than a job's sync */
@@ -683,7 +689,7 @@ static void job_attention(void *ctx, int ith, int nth) {
     }
 }
 
-/* One chunk of at most ENGINE_BATCH rows: token b at e->row_pos[b] of sequence e->row_seq[b]
+/* One chunk of at most e->batch rows: token b at e->row_pos[b] of sequence e->row_seq[b]
  * (a sequence's rows in a chunk are consecutive positions). Each row is computed exactly as
  * it would be alone: the kernels do not depend on the batch (kernels.h), and the per-row
  * steps run on all threads, a row on one thread, in the serial order. */
@@ -727,8 +733,8 @@ pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int 
         if (tokens[i] < 0 || tokens[i] >= e->n_vocab)
             return PACER_ERR_ARG;
     e->n_past[seq] = pos;
-    for (int i = 0; i < n; i += ENGINE_BATCH) {
-        int nb = n - i < ENGINE_BATCH ? n - i : ENGINE_BATCH;
+    for (int i = 0; i < n; i += e->batch) {
+        int nb = n - i < e->batch ? n - i : e->batch;
         bool last = i + nb == n;
         float *lg = NULL;
         if (logits && all_logits)
@@ -765,8 +771,8 @@ pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, con
         if (prev >= 0 ? pos[i] != pos[prev] + 1 : pos[i] > e->n_past[seq[i]])
             return PACER_ERR_ARG;
     }
-    for (int i = 0; i < n; i += ENGINE_BATCH) {
-        int nb = n - i < ENGINE_BATCH ? n - i : ENGINE_BATCH;
+    for (int i = 0; i < n; i += e->batch) {
+        int nb = n - i < e->batch ? n - i : e->batch;
         for (int b = 0; b < nb; b++) {
             e->row_seq[b] = seq[i + b];
             e->row_pos[b] = pos[i + b];

@@ -154,7 +154,7 @@ T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const float *const *
             out[r * T + t] = dot_tail(reduce_avx2(lo[r][t], hi[r][t]), w[r], x[t], n16, n);
 }
 
-/* One token, four rows per pass. */
+/* One token, four rows per pass (no software prefetch: on an AVX2 EPYC it cost ~5 % of decode). */
 T_AVX2 static void gemv4_avx2(const ggml_half *const *w, const float *x, int n, float *out) {
     __m256 lo[4], hi[4];
     for (int r = 0; r < 4; r++)
@@ -164,7 +164,6 @@ T_AVX2 static void gemv4_avx2(const ggml_half *const *w, const float *x, int n, 
         __m256 xl = _mm256_loadu_ps(x + i), xh = _mm256_loadu_ps(x + i + 8);
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) {
-            _mm_prefetch((const char *)(w[r] + i + PF_AHEAD), _MM_HINT_T0);
             lo[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xl, lo[r]);
             hi[r] = _mm256_fmadd_ps(F16Y(w[r] + i + 8), xh, hi[r]);
         }

@@ -372,6 +372,7 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
 
 #define TILE_TOKENS_VNNI 8
 
+
 T_VNNI INLINE __m512i load_2x256(const void *a, const void *b) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
                               _mm256_loadu_si256((const __m256i *)b), 1);
@@ -417,6 +418,8 @@ T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk
         acc[t] = _mm512_setzero_ps();
     for (int b = 0; b < nblk; b++, pa++, pb++) {
         __m512i w[8];
+        prefetch_lines(pa, 192);
+        prefetch_lines(pb, 192);
         nib_unpack_vnni(pa->q, pb->q, w);
         __m512 dw = scales_2x8(pa->d, pb->d);
 #pragma GCC unroll 8
@@ -445,6 +448,8 @@ T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup
         __m512 dv = scales_2x8(pa->d, pb->d), mv = scales_2x8(pa->dmin, pb->dmin);
         for (int sb = 0; sb < 8; sb++) {
             __m512i w[8];
+            prefetch_lines(pa->q[sb], 192);
+            prefetch_lines(pb->q[sb], 192);
             nib_unpack_vnni(pa->q[sb], pb->q[sb], w);
             __m512 ds = _mm512_mul_ps(dv, u8x16_ps(pa->sc[sb], pb->sc[sb]));
             __m512 dm = _mm512_mul_ps(mv, u8x16_ps(pa->m[sb], pb->m[sb]));
@@ -471,6 +476,8 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
     const __m512i top = _mm512_set1_epi8((char)0x80);
     for (int b = 0; b < nblk; b++, pa++, pb++) {
         __m512i w[8], off = _mm512_setzero_si512();
+        prefetch_lines(pa, 320);
+        prefetch_lines(pb, 320);
         for (int k = 0; k < 8; k++) {
             w[k] = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
             off = _mm512_dpbusd_epi32(off, top, w[k]);
@@ -656,28 +663,42 @@ T_AMX INLINE void amx_apply(ggml_type t, const unsigned char *pa, const unsigned
             _tile_dpbsud(c, a, b); \
     } while (0)
 
-/* Groups pa, pb (rows 8g..8g+15) times the 16 tokens at act (rows act_stride apart). */
-T_AMX INLINE void amx_tile16(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
-                             const unsigned char *act, size_t act_stride, float *const *o, int valid) {
-    _Alignas(64) unsigned char bbuf[2][512];
-    _Alignas(64) int32_t cbuf[2][256];
+/* A C tile's 16 x 16 int32 sums, stored, for the float steps. */
+#define AMX_C_BYTES 1024
+/* Blocks of a group pair staged as B tiles at once: 32 KB, reused by every 16 tokens. */
+#define AMX_CHUNK 64
+
+T_AMX INLINE __m512 load16(const float *o, int valid) {
+    return valid >= 16 ? _mm512_loadu_ps(o) : _mm512_maskz_loadu_ps((__mmask16)((1u << valid) - 1), o);
+}
+
+/* Blocks b0 .. b0+n-1 of groups pa, pb (B tiles staged at sb, 512 bytes a block) times the
+ * 16 tokens at act; their sums so far are in the output rows o (ldo apart) unless b0 == 0. */
+T_AMX INLINE void amx_tile16(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b0, int n,
+                             const unsigned char *sb, const unsigned char *act, size_t act_stride, float *o, int ldo,
+                             int valid) {
+    _Alignas(64) int32_t cbuf[2][AMX_C_BYTES / 4];
     const kern_q8_block *x[16];
     for (int m = 0; m < 16; m++)
         x[m] = (const kern_q8_block *)(act + (size_t)m * act_stride);
     __m512 acc[16];
-    for (int m = 0; m < 16; m++)
-        acc[m] = _mm512_setzero_ps();
+    if (b0 == 0)
+        for (int m = 0; m < 16; m++)
+            acc[m] = _mm512_setzero_ps();
+    else
+        for (int m = 0; m < 16; m++)
+            acc[m] = load16(o + (size_t)m * ldo, valid);
     const unsigned char *a0 = act + offsetof(kern_q8_block, qs);
-    int b = 0;
-    for (; b + 2 <= nblk; b += 2) {
-        amx_stage_b(t, pa, pb, b, bbuf[0]);
-        amx_stage_b(t, pa, pb, b + 1, bbuf[1]);
-        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), (long)act_stride);
-        _tile_loadd(1, bbuf[0], 64);
+    long st = (long)act_stride;
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        int b = b0 + i;
+        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), st);
+        _tile_loadd(1, sb + (size_t)i * 512, 64);
         _tile_zero(2);
         AMX_DP(t, 2, 0, 1);
-        _tile_loadd(3, a0 + (size_t)(b + 1) * sizeof(kern_q8_block), (long)act_stride);
-        _tile_loadd(4, bbuf[1], 64);
+        _tile_loadd(3, a0 + (size_t)(b + 1) * sizeof(kern_q8_block), st);
+        _tile_loadd(4, sb + (size_t)(i + 1) * 512, 64);
         _tile_zero(5);
         AMX_DP(t, 5, 3, 4);
         _tile_stored(2, cbuf[0], 64);
@@ -685,40 +706,52 @@ T_AMX INLINE void amx_tile16(ggml_type t, const unsigned char *pa, const unsigne
         amx_apply(t, pa, pb, b, x, cbuf[0], acc);
         amx_apply(t, pa, pb, b + 1, x, cbuf[1], acc);
     }
-    if (b < nblk) {
-        amx_stage_b(t, pa, pb, b, bbuf[0]);
-        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), (long)act_stride);
-        _tile_loadd(1, bbuf[0], 64);
+    if (i < n) {
+        _tile_loadd(0, a0 + (size_t)(b0 + i) * sizeof(kern_q8_block), st);
+        _tile_loadd(1, sb + (size_t)i * 512, 64);
         _tile_zero(2);
         AMX_DP(t, 2, 0, 1);
         _tile_stored(2, cbuf[0], 64);
-        amx_apply(t, pa, pb, b, x, cbuf[0], acc);
+        amx_apply(t, pa, pb, b0 + i, x, cbuf[0], acc);
     }
     for (int m = 0; m < 16; m++)
-        store16(o[m], valid, acc[m]);
+        store16(o + (size_t)m * ldo, valid, acc[m]);
+}
+
+/* Groups pa, pb (rows 8g..8g+15, `valid` of them real) times the first nb16 tokens (a
+ * multiple of 16): per chunk of AMX_CHUNK blocks the weights are staged once, then every
+ * 16 tokens pass over them; a token's sums so far wait in its output row between chunks
+ * (a float stored and loaded back: the same value). */
+T_AMX INLINE void amx_pair(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
+                           const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
+                           unsigned char *sb) {
+    for (int b0 = 0; b0 < nblk; b0 += AMX_CHUNK) {
+        int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
+        for (int i = 0; i < n; i++)
+            amx_stage_b(t, pa, pb, b0 + i, sb + (size_t)i * 512);
+        for (int t0 = 0; t0 < nb16; t0 += 16)
+            amx_tile16(t, pa, pb, b0, n, sb, act + (size_t)t0 * act_stride, act_stride, out + (size_t)t0 * ldo, ldo,
+                       valid);
+    }
 }
 
 /* Full tiles of 16 tokens with AMX; the last nb % 16 tokens and an odd last group through
  * the VNNI path (the same results). */
 T_AMX static void gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                            size_t act_stride, int nb, float *out, int ldo) {
+    _Alignas(64) unsigned char sb[AMX_CHUNK * 512];
     size_t gb = group_bytes(t, nblk * 32);
     int nb16 = nb & ~15, g = g0;
     amx_config();
     for (; g + 2 <= g1; g += 2) {
         const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
-        for (int t0 = 0; t0 < nb16; t0 += 16) {
-            const unsigned char *a = act + (size_t)t0 * act_stride;
-            float *o[16];
-            for (int m = 0; m < 16; m++)
-                o[m] = out + (size_t)(t0 + m) * ldo + (size_t)g * 8;
-            if (t == GGML_TYPE_Q4_0) /* one instance per type */
-                amx_tile16(GGML_TYPE_Q4_0, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
-            else if (t == GGML_TYPE_Q4_K)
-                amx_tile16(GGML_TYPE_Q4_K, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
-            else
-                amx_tile16(GGML_TYPE_Q8_0, pa, pb, nblk, a, act_stride, o, n_out - g * 8);
-        }
+        float *o = out + (size_t)g * 8;
+        if (t == GGML_TYPE_Q4_0) /* one instance per type */
+            amx_pair(GGML_TYPE_Q4_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, n_out - g * 8, sb);
+        else if (t == GGML_TYPE_Q4_K)
+            amx_pair(GGML_TYPE_Q4_K, pa, pb, nblk, act, act_stride, nb16, o, ldo, n_out - g * 8, sb);
+        else
+            amx_pair(GGML_TYPE_Q8_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, n_out - g * 8, sb);
     }
     _tile_release();
     if (g < g1 && nb16 > 0)

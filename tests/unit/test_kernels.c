@@ -184,6 +184,10 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q6_K, 8, 256);
     check_packed(GGML_TYPE_Q6_K, 35, 768);
     check_packed(GGML_TYPE_Q6_K, 17, 512);
+    /* more blocks than AMX stages at once (64), a last pair of 11 rows: sums carried over */
+    check_packed(GGML_TYPE_Q4_0, 35, 2144);
+    check_packed(GGML_TYPE_Q8_0, 35, 2144);
+    check_packed(GGML_TYPE_Q4_K, 35, 2304);
 }
 
 /* The activation quantizer gives the same bytes at every level, ties included. */

@@ -258,8 +258,9 @@ out:
  * real-time, 256 paced streams, load average 14 on 2 cores). The thread blocks in epoll
  * whenever it has nothing to read (unless busy-polling), and the kernel's real-time
  * throttling still leaves the others their share: a busy-polling thread at this priority
- * is stopped for ~50 ms in a second when another process waits for its core. Without `on`, back to normal. Returns what the level ran with:
- * "realtime", or "realtime-refused" (no permission). */
+ * is stopped for ~50 ms in a second when another process waits for its core. Without `on`,
+ * back to normal. Returns what the level ran with: "realtime", or "realtime-refused" (no
+ * permission). */
 static const char *load_realtime(bool on) {
     struct sched_param sp = {.sched_priority = on ? 1 : 0};
     int rc = pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &sp);

@@ -7,8 +7,9 @@
  *     with the clients at real-time priority (the load client's --realtime), and with the
  *     load client busy-polling (--busy-poll; the paced server spins too, --spin 1).
  * The client runs on the last CPU, the server on the one before (CPU 0, which takes most
- * interrupts, is left alone) when there are 4 or more; on 2 or 3, CPU 0 and 1; --cpus picks others. Each figure is taken
- * --reps times (default 3); min, median and max are printed. Prints figures; asserts nothing. */
+ * interrupts, is left alone) when there are 4 or more; on 2 or 3, CPU 0 and 1; --cpus picks
+ * others. Each figure is taken --reps times (default 3); min, median and max are printed.
+ * Prints figures; asserts nothing. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -385,8 +386,9 @@ int main(int argc, char **argv) {
     server_path = getenv("FAULT_SERVER") ? getenv("FAULT_SERVER") : server_buf;
     int levels[16] = {1, 64, 256}, n_levels = 3;
     static const char *const mode_names[] = {"normal", "realtime", "busy-poll", "realtime+busy-poll"};
-    const char *modes[4] = {"normal", "realtime", "busy-poll", "realtime+busy-poll"};
+    const char *modes[4];
     int n_modes = 4;
+    memcpy(modes, mode_names, sizeof modes);
     bool cost = true, fidelity = true;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

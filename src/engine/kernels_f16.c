@@ -1,7 +1,8 @@
 /* kernels_f16.c - F16 weight kernels (kernels_f16.h states their one arithmetic): the
  * scalar definition, AVX2/F16C and AVX-512 versions of the one-row dot, a register-tiled
  * product for batches (each converted weight vector reused over several tokens), a GEMV
- * for one token (several rows per pass, prefetched), and attention's many-keys kernels. */
+ * for one token (several rows per pass; prefetched at AVX-512), and attention's many-keys
+ * kernels. */
 #include "engine/kernels_f16.h"
 
 #include <math.h>

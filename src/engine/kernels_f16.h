@@ -27,8 +27,9 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
 void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
                       float scale, float *out, size_t out_stride);
 
-/* Softmax of s[0..n) in place (max subtracted, expf, the sum in double), each weight then
- * rounded through F16 as ggml rounds attention weights before the value product. */
+/* Softmax of s[0..n) in place (max subtracted, kernels_f16.c's polynomial exp: the same bits
+ * on every level; the sum in four double lanes), each weight then rounded through F16 as
+ * ggml rounds attention weights before the value product. */
 void kern_softmax_f16(float *s, int n);
 
 /* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n-1, in order,

@@ -209,7 +209,7 @@ static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, si
 /* Logits of a 70-token prompt evaluated in one call (chunks of a batch), then token by
  * token: equal bit for bit, as drafting needs; and equal for 1 and 4 threads, batched and
  * token by token (a single row's elementwise work is split over 4 threads). */
-static void check_quantized(ggml_type type) {
+static void check_batched(ggml_type type) {
     char path[128];
     enum { T = 70 };
     engine *e1 = open_synth(type, 1, 1, path, sizeof path), *e4 = open_synth(type, 4, 1, path, sizeof path);
@@ -240,11 +240,11 @@ static void check_quantized(ggml_type type) {
     unlink(path);
 }
 
-Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q8_0); }
-Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_0); }
-Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q4_K); }
-Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_Q6_K); }
-Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_quantized(GGML_TYPE_F16); }
+Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q8_0); }
+Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_0); }
+Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_K); }
+Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q6_K); }
+Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_F16); }
 
 /* Continuous batching: three sequences in their own KV slots, stepped together with
  * engine_eval_rows (one row each, then a step where one sequence adds three rows and one

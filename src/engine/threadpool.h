@@ -4,6 +4,8 @@
 #ifndef PACER_THREADPOOL_H
 #define PACER_THREADPOOL_H
 
+#include <stdatomic.h>
+
 typedef struct threadpool threadpool;
 typedef void (*threadpool_fn)(void *ctx, int ith, int nth);
 
@@ -16,5 +18,20 @@ int threadpool_size(const threadpool *tp);
 void threadpool_run(threadpool *tp, threadpool_fn fn, void *ctx);
 /* The share [*lo, *hi) of n items that thread ith of nth handles. */
 void threadpool_split(int n, int ith, int nth, int *lo, int *hi);
+
+/* Chunks [0, n) of a job handed out as threads ask: thread ith first takes chunk ith, then
+ * the next one nobody has taken, so threads that finish early (or started early) take
+ * more. Set up before threadpool_run with the pool's size; read by the job's threads:
+ *     for (int c = threadpool_chunk_first(&ch, ith); c >= 0; c = threadpool_chunk_next(&ch)) */
+typedef struct threadpool_chunks {
+    atomic_int next;
+    int n;
+} threadpool_chunks;
+void threadpool_chunks_init(threadpool_chunks *ch, int n, int nth);
+static inline int threadpool_chunk_first(const threadpool_chunks *ch, int ith) { return ith < ch->n ? ith : -1; }
+static inline int threadpool_chunk_next(threadpool_chunks *ch) {
+    int c = atomic_fetch_add_explicit(&ch->next, 1, memory_order_relaxed);
+    return c < ch->n ? c : -1;
+}
 
 #endif

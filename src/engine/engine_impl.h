@@ -1,0 +1,64 @@
+/* engine_impl.h - the engine's state, shared by loading (engine.c) and the forward pass
+ * (forward.c). Internal to the engine. */
+#ifndef PACER_ENGINE_IMPL_H
+#define PACER_ENGINE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "engine/ggml_type.h"
+#include "engine/gguf.h"
+#include "engine/threadpool.h"
+#include "engine/tokenizer.h"
+
+/* Rows per forward chunk: 32, or 128 where AMX multiplies the packed matrices (the weights
+ * are then read a quarter as often; the integer kernels' results do not depend on it). */
+#define ENGINE_BATCH 32
+#define ENGINE_BATCH_AMX 128
+#define ENGINE_CTX_CAP 4096
+
+typedef struct mat {
+    const void *data;
+    ggml_type type;
+    int n_in, n_out;
+    size_t row_bytes;
+    void *packed; /* owned: the rows in kern_pack's groups of 8, or NULL */
+} mat;
+
+typedef struct layer {
+    const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
+    const float *bq, *bk, *bv;
+    mat wq, wk, wv, wo, gate, up, down;
+} layer;
+
+struct engine {
+    gguf_file *gf;
+    tokenizer *tok;
+    engine_info info;
+    threadpool *tp;
+    bool own_tp;  /* tp was started here (not borrowed through engine_params.pool) */
+    char tok_err[256]; /* why tok is NULL */
+    int n_embd, n_layer, n_head, n_head_kv, hd, n_ff, n_vocab, n_ctx, n_rot;
+    int q_dim, kv_dim;
+    float eps, rope_base, rope_scale;
+    bool rope_neox;
+    layer *layers;
+    mat tok_embd, output;
+    const float *out_norm;
+    int n_seq;      /* KV cache slots: sequences evaluated independently */
+    int *n_past;    /* per sequence: positions in its cache */
+    /* buffers */
+    float *x, *xn, *q, *k, *v, *att, *g, *u;
+    int batch;      /* rows per chunk */
+    void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
+    size_t act_stride;
+    ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */
+    int row_seq[ENGINE_BATCH_AMX], row_pos[ENGINE_BATCH_AMX]; /* the chunk's rows: sequence, position */
+    float *scratch;    /* per thread: n_scratch floats */
+    int n_scratch;
+    float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */
+};
+
+#endif

@@ -2,7 +2,13 @@
  * layer RMSNorm, Q/K/V projections (optional biases, qwen3 q/k norms), RoPE, grouped-query
  * attention over the F16 KV cache, SwiGLU feed-forward; final norm and output projection.
  * Every step runs as pool jobs; each row's arithmetic is the serial one's whichever thread
- * does it, so results do not depend on the threads or the batch. */
+ * does it, so results do not depend on the threads or the batch.
+ *
+ * A layer is seven pool jobs (five for one row: its RMSNorms run inline): the RMSNorm, the Q/K/V matrices
+ * with each head's bias, norm, RoPE and K/V cache write done by the thread that made it;
+ * attention, each unit preparing its slice of the output matrix's input; the output
+ * matrix; gate and up, each chunk of rows taken through SwiGLU into the down matrix's input;
+ * down. Matrices are split into chunks of rows handed out on demand (threadpool_chunks). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,77 +18,25 @@
 #include "engine/kernels_f16.h"
 #include "engine/threadpool.h"
 
-typedef struct job {
-    engine *e;
-    int nb;
-    /* matmuls: up to 3 matrices over the same input rows */
-    int n_mm;
-    const mat *m[3];
-    const void *a[3];
-    float *out[3];
-    int ldo[3];
-    /* attention over the rows' own sequences (e->row_seq, e->row_pos) */
-    int layer;
-} job;
+/* Activation slots (e->act holds 3, each `batch` rows): a matrix set's inputs start at slot
+ * 0; down's input is written into slot 2 while gate and up still read theirs. */
+#define SLOT_DOWN 2
 
-/* The units a matrix is split into over threads: groups of 8 rows when packed. */
-static int mat_units(const mat *m) { return m->packed ? KERN_GROUPS(m->n_out) : m->n_out; }
-
-static void job_matmul(void *ctx, int ith, int nth) {
-    job *j = ctx;
-    engine *e = j->e;
-    int total = 0;
-    for (int i = 0; i < j->n_mm; i++)
-        total += mat_units(j->m[i]);
-    int lo, hi;
-    threadpool_split(total, ith, nth, &lo, &hi);
-    float *scratch = e->scratch + (size_t)ith * e->n_scratch;
-    int base = 0;
-    for (int i = 0; i < j->n_mm; i++) {
-        const mat *m = j->m[i];
-        int units = mat_units(m), u0 = lo - base, u1 = hi - base;
-        base += units;
-        if (u0 < 0)
-            u0 = 0;
-        if (u1 > units)
-            u1 = units;
-        if (u0 >= u1)
-            continue;
-        if (m->packed)
-            kern_gemm_packed(m->type, m->packed, m->n_in, m->n_out, u0, u1, j->a[i], e->act_stride, j->nb,
-                             j->out[i], j->ldo[i]);
-        else
-            kern_matmul(m->type, m->data, m->row_bytes, m->n_in, u0, u1, j->a[i], e->act_stride, j->nb,
-                        j->out[i], j->ldo[i], scratch);
-    }
-}
+static int imin(int a, int b) { return a < b ? a : b; }
 
 static void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
-    double ss = 0;
-    for (int i = 0; i < n; i++)
-        ss += (double)x[i] * x[i];
+    double s[4] = {0, 0, 0, 0}; /* four running sums: the dependency chain a quarter as long */
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++)
+            s[k] += (double)x[i + k] * x[i + k];
+    for (; i < n; i++)
+        s[0] += (double)x[i] * x[i];
+    double ss = (s[0] + s[1]) + (s[2] + s[3]);
     float scale = 1.0f / sqrtf((float)(ss / n) + eps);
-    for (int i = 0; i < n; i++)
+    for (i = 0; i < n; i++)
         out[i] = x[i] * scale * w[i];
 }
-
-/* The per-row work before a set of matrices, one job over the chunk's rows: optionally
- * the token embedding (first layer), the residual x += xn, SwiGLU (g = silu(g) * u), an
- * RMSNorm of x; then the row is prepared for each distinct activation type. Rows before
- * `first` get only the embedding/residual (the output norm skips them); row b >= first
- * goes to activation row b - first. Each element's arithmetic is the serial one's. */
-typedef struct row_job {
-    engine *e;
-    int nb, first;
-    const int32_t *tokens; /* embed these first, or NULL */
-    bool resid, swiglu;
-    bool parts;            /* SwiGLU rows split over the threads by elements (few rows) */
-    const float *norm;     /* rmsnorm(x) is the input, or NULL: `in` rows are */
-    const float *in;
-    int n_in, n_slot;
-    ggml_type type[3];
-    unsigned char *slot[3];
-} row_job;
 
 /* g = silu(g) * u for elements [i0, i1) of the gate/up outputs */
 static void swiglu(engine *e, size_t i0, size_t i1) {
@@ -92,30 +46,46 @@ static void swiglu(engine *e, size_t i0, size_t i1) {
     }
 }
 
-/* Fewer SwiGLU rows than threads (decode): each thread takes runs of 32 elements of the
- * rows, SwiGLU and the activation blocks they make (elementwise work: the same values). */
-static void job_row_parts(const row_job *rj, int ith, int nth) {
-    engine *e = rj->e;
-    int per = rj->n_in / 32, lo, hi;
-    threadpool_split(rj->nb * per, ith, nth, &lo, &hi);
-    for (int u = lo; u < hi;) {
-        int b = u / per, k0 = u % per, k1 = hi - b * per < per ? hi - b * per : per;
-        swiglu(e, (size_t)b * e->n_ff + 32 * (size_t)k0, (size_t)b * e->n_ff + 32 * (size_t)k1);
-        for (int s = 0; s < rj->n_slot; s++)
-            kern_act_prepare(rj->type[s], rj->in + (size_t)b * rj->n_in + 32 * k0,
-                             rj->slot[s] + (size_t)b * e->act_stride + kern_act_size(rj->type[s], 32 * k0), 32 * (k1 - k0));
-        u = b * per + k1;
+static void rope(const engine *e, float *v, int pos) {
+    const float *cs = e->rope_cs + (size_t)pos * e->n_rot;
+    int half = e->n_rot / 2;
+    for (int i = 0; i < half; i++) {
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        int i0 = e->rope_neox ? i : 2 * i;
+        int i1 = e->rope_neox ? i + half : 2 * i + 1;
+        float x0 = v[i0], x1 = v[i1];
+        v[i0] = x0 * c - x1 * s;
+        v[i1] = x0 * s + x1 * c;
     }
 }
+
+/* Where position `pos` of sequence `seq` in layer `l` starts in the K and V caches. */
+static size_t kv_offset(const engine *e, int seq, int l, int pos) {
+    return (((size_t)seq * e->n_layer + (size_t)l) * e->n_ctx + (size_t)pos) * e->kv_dim;
+}
+
+/* ---------------- per-row work before a set of matrices ---------------- */
+
+/* One job over the chunk's rows: optionally the token embedding (first layer), the residual
+ * x += xn, SwiGLU (g = silu(g) * u), an RMSNorm of x; then the row is prepared for each
+ * distinct activation type. Rows before `first` get only the embedding/residual (the output
+ * norm skips them); row b >= first goes to activation row b - first. */
+typedef struct row_job {
+    engine *e;
+    int nb, first;
+    const int32_t *tokens; /* embed these first, or NULL */
+    bool resid, swiglu;
+    const float *norm;     /* rmsnorm(x) is the input, or NULL: `in` rows are */
+    const float *in;
+    int n_in, n_slot;
+    ggml_type type[3];
+    unsigned char *slot[3];
+} row_job;
 
 static void job_rows(void *ctx, int ith, int nth) {
     row_job *rj = ctx;
     engine *e = rj->e;
     int D = e->n_embd, lo, hi;
-    if (rj->parts) {
-        job_row_parts(rj, ith, nth);
-        return;
-    }
     threadpool_split(rj->nb, ith, nth, &lo, &hi);
     float *normed = e->scratch + (size_t)ith * e->n_scratch;
     for (int b = lo; b < hi; b++) {
@@ -146,56 +116,36 @@ static void run_rows(engine *e, int nb, threadpool_fn fn, void *ctx) {
         fn(ctx, 0, 1);
 }
 
-/* Runs rj's row work, then up to three matrices on its prepared rows (nb - first of them). */
-static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, float *const *outs) {
-    job j = {.e = e, .nb = rj->nb - rj->first, .n_mm = n_mm};
-    unsigned char *act = e->act;
-    rj->e = e;
-    rj->n_slot = 0;
-    for (int i = 0; i < n_mm; i++) {
-        const mat *m = ms[i];
-        j.m[i] = m;
-        j.out[i] = outs[i];
-        j.ldo[i] = m->n_out;
-        ggml_type at = kern_act_type(m->type);
-        int same = -1;
-        for (int k = 0; k < i; k++)
-            if (kern_act_type(ms[k]->type) == at)
-                same = k;
-        if (same >= 0) {
-            j.a[i] = j.a[same];
-            continue;
-        }
-        rj->type[rj->n_slot] = m->type;
-        rj->slot[rj->n_slot] = act + (size_t)i * e->batch * e->act_stride;
-        j.a[i] = rj->slot[rj->n_slot++];
-    }
-    int nth = threadpool_size(e->tp); /* with 2 or 3 threads the SwiGLU split saves less than a job's sync */
-    rj->parts = rj->swiglu && nth >= 4 && rj->nb < nth && rj->n_in % 32 == 0 && !rj->tokens && !rj->resid && !rj->norm &&
-                rj->first == 0;
-    if (rj->parts)
-        threadpool_run(e->tp, job_rows, rj);
+/* ---------------- matrices ---------------- */
+
+enum { POST_NONE, POST_QKV, POST_SWIGLU };
+
+typedef struct job {
+    engine *e;
+    int nb;
+    /* up to 3 matrices over the same input rows */
+    int n_mm;
+    const mat *m[3];
+    const void *a[3];
+    float *out[3];
+    int ldo[3];
+    bool paired;           /* a chunk is the same rows of every matrix (gate and up) */
+    int rows;              /* rows per chunk */
+    int start[4];          /* not paired: the chunk where matrix i starts; start[n_mm]: all */
+    threadpool_chunks ch;
+    int post;              /* what the thread does with a chunk's outputs (POST_*) */
+    ggml_type next_type;   /* the activation the post step prepares (SwiGLU, attention) */
+    unsigned char *next_slot;
+    int layer;
+} job;
+
+/* out[b * ldo + r] for rows [r0, r1) of m (r0 a multiple of 8 when packed) */
+static void mat_rows(const engine *e, const mat *m, int r0, int r1, const void *a, int nb, float *out, int ldo,
+                     float *scratch) {
+    if (m->packed)
+        kern_gemm_packed(m->type, m->packed, m->n_in, m->n_out, r0 / 8, KERN_GROUPS(r1), a, e->act_stride, nb, out, ldo);
     else
-        run_rows(e, rj->nb, job_rows, rj);
-    threadpool_run(e->tp, job_matmul, &j);
-}
-
-static void rope(const engine *e, float *v, int pos) {
-    const float *cs = e->rope_cs + (size_t)pos * e->n_rot;
-    int half = e->n_rot / 2;
-    for (int i = 0; i < half; i++) {
-        float c = cs[2 * i], s = cs[2 * i + 1];
-        int i0 = e->rope_neox ? i : 2 * i;
-        int i1 = e->rope_neox ? i + half : 2 * i + 1;
-        float x0 = v[i0], x1 = v[i1];
-        v[i0] = x0 * c - x1 * s;
-        v[i1] = x0 * s + x1 * c;
-    }
-}
-
-/* Where position `pos` of sequence `seq` in layer `l` starts in the K and V caches. */
-static size_t kv_offset(const engine *e, int seq, int l, int pos) {
-    return (((size_t)seq * e->n_layer + (size_t)l) * e->n_ctx + (size_t)pos) * e->kv_dim;
+        kern_matmul(m->type, m->data, m->row_bytes, m->n_in, r0, r1, a, e->act_stride, nb, out, ldo, scratch);
 }
 
 static void add_bias(float *y, const float *bias, int n) {
@@ -204,56 +154,246 @@ static void add_bias(float *y, const float *bias, int n) {
             y[i] += bias[i];
 }
 
-/* After the Q/K/V projections, per row: biases, q/k norms, RoPE, the K/V cache writes. */
-static void job_qkv_rows(void *ctx, int ith, int nth) {
-    job *j = ctx;
-    engine *e = j->e;
-    const layer *L = &e->layers[j->layer];
-    int hd = e->hd, lo, hi;
-    threadpool_split(j->nb, ith, nth, &lo, &hi);
-    for (int b = lo; b < hi; b++) {
-        float *q = e->q + (size_t)b * e->q_dim, *k = e->k + (size_t)b * e->kv_dim, *v = e->v + (size_t)b * e->kv_dim;
-        add_bias(q, L->bq, e->q_dim);
-        add_bias(k, L->bk, e->kv_dim);
-        add_bias(v, L->bv, e->kv_dim);
-        for (int h = 0; h < e->n_head; h++) {
-            if (L->q_norm)
-                rmsnorm(q + (size_t)h * hd, q + (size_t)h * hd, L->q_norm, hd, e->eps);
-            rope(e, q + (size_t)h * hd, e->row_pos[b]);
+/* After the Q/K/V projections, for rows [b0, b1) and the heads in outputs [r0, r1) of matrix
+ * i (0 q, 1 k, 2 v; r0 and r1 on head boundaries): biases, q/k norms, RoPE, the K/V cache
+ * writes. Elementwise per head: the same values however heads are split. */
+static void qkv_post(engine *e, int l, int i, int r0, int r1, int b0, int b1) {
+    const layer *L = &e->layers[l];
+    const float *bias[3] = {L->bq, L->bk, L->bv}, *norm[3] = {L->q_norm, L->k_norm, NULL};
+    float *base[3] = {e->q, e->k, e->v};
+    int hd = e->hd, dim = i == 0 ? e->q_dim : e->kv_dim;
+    for (int b = b0; b < b1; b++) {
+        float *y = base[i] + (size_t)b * dim;
+        add_bias(y + r0, bias[i] ? bias[i] + r0 : NULL, r1 - r0);
+        for (int h = r0 / hd; i < 2 && h < r1 / hd; h++) {
+            if (norm[i])
+                rmsnorm(y + (size_t)h * hd, y + (size_t)h * hd, norm[i], hd, e->eps);
+            rope(e, y + (size_t)h * hd, e->row_pos[b]);
         }
-        for (int h = 0; h < e->n_head_kv; h++) {
-            if (L->k_norm)
-                rmsnorm(k + (size_t)h * hd, k + (size_t)h * hd, L->k_norm, hd, e->eps);
-            rope(e, k + (size_t)h * hd, e->row_pos[b]);
+        if (i > 0) {
+            size_t off = kv_offset(e, e->row_seq[b], l, e->row_pos[b]) + (size_t)r0;
+            kern_f32_to_f16(y + r0, (i == 1 ? e->kc : e->vc) + off, r1 - r0);
         }
-        size_t off = kv_offset(e, e->row_seq[b], j->layer, e->row_pos[b]);
-        kern_f32_to_f16(k, e->kc + off, e->kv_dim);
-        kern_f32_to_f16(v, e->vc + off, e->kv_dim);
     }
 }
+
+/* Q/K/V post-processing as its own job over rows (head size not a multiple of 8: a chunk
+ * of packed rows cannot end on a head boundary). */
+static void job_qkv_rows(void *ctx, int ith, int nth) {
+    job *j = ctx;
+    int lo, hi;
+    threadpool_split(j->nb, ith, nth, &lo, &hi);
+    for (int i = 0; i < 3; i++)
+        qkv_post(j->e, j->layer, i, 0, j->m[i]->n_out, lo, hi);
+}
+
+/* SwiGLU of gate/up outputs [r0, r1) (multiples of 32) for every row, and their blocks of
+ * the down matrix's activation: the values and blocks the whole row's pass makes. */
+static void swiglu_post(const job *j, int r0, int r1) {
+    engine *e = j->e;
+    for (int b = 0; b < j->nb; b++) {
+        size_t row = (size_t)b * e->n_ff;
+        swiglu(e, row + r0, row + r1);
+        kern_act_prepare(j->next_type, e->g + row + r0,
+                         j->next_slot + (size_t)b * e->act_stride + kern_act_size(j->next_type, r0), r1 - r0);
+    }
+}
+
+static void job_matmul(void *ctx, int ith, int nth) {
+    job *j = ctx;
+    engine *e = j->e;
+    float *scratch = e->scratch + (size_t)ith * e->n_scratch;
+    (void)nth;
+    for (int c = threadpool_chunk_first(&j->ch, ith); c >= 0; c = threadpool_chunk_next(&j->ch)) {
+        if (j->paired) {
+            int r0 = c * j->rows, r1 = imin(r0 + j->rows, j->m[0]->n_out);
+            for (int i = 0; i < j->n_mm; i++)
+                mat_rows(e, j->m[i], r0, r1, j->a[i], j->nb, j->out[i], j->ldo[i], scratch);
+            if (j->post == POST_SWIGLU)
+                swiglu_post(j, r0, r1);
+            continue;
+        }
+        int i = 0;
+        while (c >= j->start[i + 1])
+            i++;
+        int r0 = (c - j->start[i]) * j->rows, r1 = imin(r0 + j->rows, j->m[i]->n_out);
+        mat_rows(e, j->m[i], r0, r1, j->a[i], j->nb, j->out[i], j->ldo[i], scratch);
+        if (j->post == POST_QKV)
+            qkv_post(e, j->layer, i, r0, r1, 0, j->nb);
+    }
+}
+
+/* Rows per chunk: about 8 chunks a thread (threads that finish early take more), a
+ * multiple of `align` (16 keeps AMX's pairs of row groups whole). */
+static int chunk_rows(int rows, int nth, int align) {
+    int r = nth > 1 ? rows / (nth * 8) : rows;
+    r = (r + align - 1) / align * align;
+    return r < align ? align : r;
+}
+
+/* Sets j up for matrices ms over activation slots from `slot` on (matrices of one
+ * activation type share a slot); rj (if not NULL) gets the slots to prepare. */
+static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const *ms, float *const *outs, int slot,
+                          row_job *rj) {
+    unsigned char *act = e->act;
+    j->e = e;
+    j->nb = nb;
+    j->n_mm = n_mm;
+    if (rj) {
+        rj->e = e;
+        rj->n_slot = 0;
+    }
+    for (int i = 0; i < n_mm; i++) {
+        const mat *m = ms[i];
+        j->m[i] = m;
+        j->out[i] = outs[i];
+        j->ldo[i] = m->n_out;
+        ggml_type at = kern_act_type(m->type);
+        int same = -1;
+        for (int k = 0; k < i; k++)
+            if (kern_act_type(ms[k]->type) == at)
+                same = k;
+        if (same >= 0) {
+            j->a[i] = j->a[same];
+            continue;
+        }
+        j->a[i] = act + (size_t)(slot + i) * e->batch * e->act_stride;
+        if (rj) {
+            rj->type[rj->n_slot] = m->type;
+            rj->slot[rj->n_slot++] = (unsigned char *)j->a[i];
+        }
+    }
+}
+
+/* Splits j's matrices into chunks of about `rows` rows (a multiple of align) and runs it. */
+static void run_matmul_job(engine *e, job *j, int align) {
+    int nth = threadpool_size(e->tp), total = 0, n;
+    for (int i = 0; i < j->n_mm; i++)
+        total += j->m[i]->n_out;
+    if (j->paired) { /* a chunk's rows of every matrix */
+        j->rows = chunk_rows(j->m[0]->n_out, nth, align);
+        n = (j->m[0]->n_out + j->rows - 1) / j->rows;
+    } else {
+        j->rows = chunk_rows(total, nth, align);
+        n = 0;
+        for (int i = 0; i < j->n_mm; i++) {
+            j->start[i] = n;
+            n += (j->m[i]->n_out + j->rows - 1) / j->rows;
+        }
+        j->start[j->n_mm] = n;
+    }
+    threadpool_chunks_init(&j->ch, n, nth);
+    threadpool_run(e->tp, job_matmul, j);
+}
+
+/* rj's row work, then up to three matrices on its prepared rows (nb - first of them). */
+static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, float *const *outs) {
+    job j = {0};
+    setup_matmuls(e, &j, rj->nb - rj->first, n_mm, ms, outs, 0, rj);
+    run_rows(e, rj->nb, job_rows, rj);
+    run_matmul_job(e, &j, 16);
+}
+
+/* ---------------- attention ---------------- */
 
 /* Attention over the rows' own sequences. A unit of work is one row's heads that share a KV
  * head (all of them when there are enough units for the threads, else one): each key's
  * values are then read once for those heads. Every head's arithmetic is the same either
- * way (kernels_f16.h), so rows do not depend on the batch or the threads. */
+ * way (kernels_f16.h), so rows do not depend on the batch or the threads. With next_slot,
+ * a unit also prepares its heads' slice of the output matrix's activation. */
 static void job_attention(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
     int hd = e->hd, group = e->n_head / e->n_head_kv;
-    int per = j->nb * e->n_head_kv >= nth ? group : 1, units = j->nb * e->n_head / per;
+    int per = j->rows, units = j->nb * e->n_head / per;
     float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per rows of weights, p + 1 each */
     float *qh = sc + (size_t)per * e->n_ctx;            /* the queries rounded through F16, as ggml does */
     float scale = 1.0f / sqrtf((float)hd);
-    for (int u = ith; u < units; u += nth) { /* strided: every thread gets early and late rows alike */
+    (void)nth;
+    for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && u < units; u = threadpool_chunk_next(&j->ch)) {
         int b = u * per / e->n_head, h0 = u * per % e->n_head, kvh = h0 / group, n = e->row_pos[b] + 1;
         size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)kvh * hd;
+        float *att = e->att + (size_t)b * e->q_dim + (size_t)h0 * hd;
         for (int h = 0; h < per; h++)
             kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)h * hd, hd);
         kern_attn_scores(per, e->kc + base, e->kv_dim, qh, hd, hd, n, scale, sc, n);
         for (int h = 0; h < per; h++)
             kern_softmax_f16(sc + (size_t)h * n, n);
-        kern_attn_values(per, sc, n, e->vc + base, e->kv_dim, hd, n, e->att + (size_t)b * e->q_dim + (size_t)h0 * hd, hd);
+        kern_attn_values(per, sc, n, e->vc + base, e->kv_dim, hd, n, att, hd);
+        if (j->next_slot)
+            kern_act_prepare(j->next_type, att,
+                             j->next_slot + (size_t)b * e->act_stride + kern_act_size(j->next_type, h0 * hd), per * hd);
     }
+}
+
+/* ---------------- a chunk of rows ---------------- */
+
+/* The attention half of layer l: Q/K/V (their post-processing fused where chunks can end on
+ * head boundaries), attention, the output matrix into e->xn. */
+static void layer_attention(engine *e, const int32_t *tokens, int nb, int l) {
+    const layer *L = &e->layers[l];
+    int nth = threadpool_size(e->tp);
+    row_job pre = {.nb = nb, .tokens = l == 0 ? tokens : NULL, .resid = l > 0, .norm = L->attn_norm, .n_in = e->n_embd};
+    const mat *qkv[3] = {&L->wq, &L->wk, &L->wv};
+    float *qkv_out[3] = {e->q, e->k, e->v};
+    job j = {.layer = l};
+    setup_matmuls(e, &j, nb, 3, qkv, qkv_out, 0, &pre);
+    run_rows(e, nb, job_rows, &pre);
+    bool fused = e->hd % 8 == 0;
+    j.post = fused ? POST_QKV : POST_NONE;
+    run_matmul_job(e, &j, fused ? e->hd : 16);
+    if (!fused)
+        run_rows(e, nb, job_qkv_rows, &j);
+
+    const mat *wo[1] = {&L->wo};
+    float *wo_out[1] = {e->xn};
+    job aj = {.e = e, .nb = nb, .layer = l};
+    setup_matmuls(e, &aj, nb, 1, wo, wo_out, 0, NULL);
+    bool ao_fused = e->hd % 32 == 0; /* a unit's slice is whole activation blocks */
+    aj.rows = nb * e->n_head_kv >= nth ? e->n_head / e->n_head_kv : 1;
+    aj.next_type = L->wo.type;
+    aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
+    threadpool_chunks_init(&aj.ch, nb * e->n_head / aj.rows, nth);
+    threadpool_run(e->tp, job_attention, &aj);
+    if (!ao_fused) {
+        row_job ao = {.e = e, .nb = nb, .in = e->att, .n_in = e->q_dim, .n_slot = 1};
+        ao.type[0] = L->wo.type;
+        ao.slot[0] = (unsigned char *)aj.a[0];
+        run_rows(e, nb, job_rows, &ao);
+    }
+    aj.post = POST_NONE;
+    run_matmul_job(e, &aj, 16);
+}
+
+/* The feed-forward half of layer l: residual and norm, gate and up with SwiGLU fused into
+ * their chunks (when n_ff is whole blocks), down into e->xn. */
+static void layer_ffn(engine *e, int nb, int l) {
+    const layer *L = &e->layers[l];
+    row_job fn = {.nb = nb, .resid = true, .norm = L->ffn_norm, .n_in = e->n_embd};
+    const mat *gu[2] = {&L->gate, &L->up};
+    float *gu_out[2] = {e->g, e->u};
+    job j = {0};
+    setup_matmuls(e, &j, nb, 2, gu, gu_out, 0, &fn);
+    run_rows(e, nb, job_rows, &fn);
+    unsigned char *down_act = (unsigned char *)e->act + (size_t)SLOT_DOWN * e->batch * e->act_stride;
+    bool fused = e->n_ff % 32 == 0;
+    j.paired = true;
+    j.post = fused ? POST_SWIGLU : POST_NONE;
+    j.next_type = L->down.type;
+    j.next_slot = down_act;
+    run_matmul_job(e, &j, 32);
+    if (!fused) {
+        row_job sw = {.e = e, .nb = nb, .swiglu = true, .in = e->g, .n_in = e->n_ff, .n_slot = 1};
+        sw.type[0] = L->down.type;
+        sw.slot[0] = down_act;
+        run_rows(e, nb, job_rows, &sw);
+    }
+    const mat *dn[1] = {&L->down};
+    float *dn_out[1] = {e->xn};
+    job dj = {0};
+    setup_matmuls(e, &dj, nb, 1, dn, dn_out, 0, NULL);
+    dj.a[0] = down_act;
+    run_matmul_job(e, &dj, 16);
 }
 
 /* One chunk of at most e->batch rows: token b at e->row_pos[b] of sequence e->row_seq[b]
@@ -261,32 +401,13 @@ static void job_attention(void *ctx, int ith, int nth) {
  * it would be alone: the kernels do not depend on the batch (kernels.h), and the per-row
  * steps run on all threads, a row on one thread, in the serial order. */
 static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
-    int D = e->n_embd;
     for (int l = 0; l < e->n_layer; l++) {
-        const layer *L = &e->layers[l];
-        row_job pre = {.nb = nb, .tokens = l == 0 ? tokens : NULL, .resid = l > 0, .norm = L->attn_norm, .n_in = D};
-        const mat *qkv[3] = {&L->wq, &L->wk, &L->wv};
-        float *qkv_out[3] = {e->q, e->k, e->v};
-        run_matmuls(e, &pre, 3, qkv, qkv_out);
-        job aj = {.e = e, .nb = nb, .layer = l};
-        run_rows(e, nb, job_qkv_rows, &aj);
-        threadpool_run(e->tp, job_attention, &aj);
-        row_job ao = {.nb = nb, .in = e->att, .n_in = e->q_dim};
-        const mat *wo[1] = {&L->wo};
-        float *wo_out[1] = {e->xn};
-        run_matmuls(e, &ao, 1, wo, wo_out);
-        row_job fn = {.nb = nb, .resid = true, .norm = L->ffn_norm, .n_in = D};
-        const mat *gu[2] = {&L->gate, &L->up};
-        float *gu_out[2] = {e->g, e->u};
-        run_matmuls(e, &fn, 2, gu, gu_out);
-        row_job sw = {.nb = nb, .swiglu = true, .in = e->g, .n_in = e->n_ff};
-        const mat *dn[1] = {&L->down};
-        float *dn_out[1] = {e->xn};
-        run_matmuls(e, &sw, 1, dn, dn_out);
+        layer_attention(e, tokens, nb, l);
+        layer_ffn(e, nb, l);
     }
     if (!logits)
         return;
-    row_job out = {.nb = nb, .first = all_logits ? 0 : nb - 1, .resid = true, .norm = e->out_norm, .n_in = D};
+    row_job out = {.nb = nb, .first = all_logits ? 0 : nb - 1, .resid = true, .norm = e->out_norm, .n_in = e->n_embd};
     const mat *om[1] = {&e->output};
     float *oo[1] = {logits};
     run_matmuls(e, &out, 1, om, oo);

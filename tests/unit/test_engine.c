@@ -174,16 +174,17 @@ Test(engine, open_missing_file) {
 
 /* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group) with
  * n_seq KV slots. Q4_K and Q6_K (rows of 256) are an F16 checkpoint through `pacer model
- * quantize`. */
-static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
-    snprintf(path, len, "/tmp/pacer-test-engine-%d-%s.gguf", (int)getpid(), ggml_type_name(type));
+ * quantize`. `odd` makes an F16/F32 one whose head size (12) is no multiple of 8 and whose
+ * feed-forward width (200) is no multiple of 32: the forward's unfused per-row jobs. */
+static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq, char *path, size_t len) {
+    snprintf(path, len, "/tmp/pacer-test-engine-%d-%s%s.gguf", (int)getpid(), ggml_type_name(type), odd ? "-odd" : "");
     bool kq = type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K;
     synth_params p;
     synth_params_default(&p);
-    p.dim = kq ? 256 : 128;
-    p.ffn = kq ? 512 : 320;
-    p.heads = 4;
-    p.kv_heads = 2;
+    p.dim = odd ? 120 : kq ? 256 : 128;
+    p.ffn = odd ? 200 : kq ? 512 : 320;
+    p.heads = odd ? 10 : 4;
+    p.kv_heads = odd ? 5 : 2;
     p.layers = 2;
     p.type = kq ? GGML_TYPE_F16 : type;
     p.seed = 11;
@@ -206,13 +207,18 @@ static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, si
     return e;
 }
 
+static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
+    return open_synth_shape(type, false, threads, n_seq, path, len);
+}
+
 /* Logits of a 70-token prompt evaluated in one call (chunks of a batch), then token by
  * token: equal bit for bit, as drafting needs; and equal for 1 and 4 threads, batched and
  * token by token (a single row's elementwise work is split over 4 threads). */
-static void check_batched(ggml_type type) {
+static void check_batched_shape(ggml_type type, bool odd) {
     char path[128];
     enum { T = 70 };
-    engine *e1 = open_synth(type, 1, 1, path, sizeof path), *e4 = open_synth(type, 4, 1, path, sizeof path);
+    engine *e1 = open_synth_shape(type, odd, 1, 1, path, sizeof path);
+    engine *e4 = open_synth_shape(type, odd, 4, 1, path, sizeof path);
     int nv = engine_get_info(e1)->n_vocab;
     int32_t toks[T];
     for (int i = 0; i < T; i++)
@@ -240,11 +246,17 @@ static void check_batched(ggml_type type) {
     unlink(path);
 }
 
+static void check_batched(ggml_type type) { check_batched_shape(type, false); }
+
 Test(engine, q8_0_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q8_0); }
 Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_0); }
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_K); }
 Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q6_K); }
 Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_F16); }
+Test(engine, odd_shapes_batched_equal_serial_and_threads, .timeout = 60) {
+    check_batched_shape(GGML_TYPE_F16, true);
+    check_batched_shape(GGML_TYPE_F32, true);
+}
 
 /* Continuous batching: three sequences in their own KV slots, stepped together with
  * engine_eval_rows (one row each, then a step where one sequence adds three rows and one

@@ -29,12 +29,35 @@ void sampler_free(sampler *s) {
     s->cap = 0;
 }
 
+/* The first index of the largest logit (NaNs never win; a NaN first logit does, as a
+ * compare-and-keep loop would have it). Two passes: the maximum over 16 independent lanes
+ * (SIMD max; a loop that keeps the best index waits on each load it selects, ~10 cycles a
+ * logit: half a millisecond over a 128K vocabulary, every decoded token), then its first
+ * position. */
 static int32_t argmax(const float *l, int n) {
-    int32_t b = 0;
-    for (int i = 1; i < n; i++)
-        if (l[i] > l[b])
-            b = i;
-    return b;
+    enum { LANES = 16 };
+    if (n < 4 * LANES || isnan(l[0])) {
+        int32_t b = 0;
+        for (int i = 1; i < n; i++)
+            if (l[i] > l[b])
+                b = i;
+        return b;
+    }
+    float m[LANES];
+    for (int k = 0; k < LANES; k++)
+        m[k] = l[0];
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++)
+            m[k] = l[i + k] > m[k] ? l[i + k] : m[k];
+    float best = m[0];
+    for (int k = 1; k < LANES; k++)
+        best = m[k] > best ? m[k] : best;
+    for (; i < n; i++)
+        best = l[i] > best ? l[i] : best;
+    for (i = 0; l[i] != best; i++)
+        ;
+    return i;
 }
 
 /* a ranks before b: larger logit, then smaller id */

@@ -261,6 +261,72 @@ Test(threadpool, every_item_once) {
     threadpool_destroy(tp);
 }
 
+typedef struct chunk_ctx {
+    threadpool_chunks ch;
+    atomic_int by[4];
+} chunk_ctx;
+
+static void take_chunks(void *ctx, int ith, int nth) {
+    chunk_ctx *c = ctx;
+    (void)nth;
+    for (int k = threadpool_chunk_first(&c->ch, ith); k >= 0; k = threadpool_chunk_next(&c->ch)) {
+        atomic_fetch_add(&g_hits[k], 1);
+        atomic_fetch_add(&c->by[ith], 1);
+    }
+}
+
+/* Chunks handed out on demand: each exactly once per run, for more and fewer chunks than
+ * threads. */
+Test(threadpool, every_chunk_once) {
+    threadpool *tp = threadpool_create(4);
+    cr_assert(tp);
+    int sizes[] = {1, 3, 4, 5, 1000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int n = sizes[s];
+        for (int i = 0; i < n; i++)
+            atomic_store(&g_hits[i], 0);
+        chunk_ctx c = {0};
+        for (int round = 0; round < 20; round++) {
+            threadpool_chunks_init(&c.ch, n, threadpool_size(tp));
+            threadpool_run(tp, take_chunks, &c);
+        }
+        for (int i = 0; i < n; i++)
+            cr_assert_eq(atomic_load(&g_hits[i]), 20, "%d chunks: chunk %d taken %d times", n, i, atomic_load(&g_hits[i]));
+        int total = 0;
+        for (int t = 0; t < 4; t++)
+            total += atomic_load(&c.by[t]);
+        cr_assert_eq(total, 20 * n);
+    }
+    threadpool_destroy(tp);
+}
+
+/* Greedy picks the first index of the largest logit, whatever the vocabulary's length (the
+ * lanes' tail), with ties, NaNs and infinities about. */
+Test(sampler, argmax_first_of_the_largest) {
+    enum { V = 1000 };
+    float l[V];
+    for (int n = 1; n <= V; n += n < 80 ? 1 : 37) {
+        for (int c = 0; c < 5; c++) {
+            fill(l, n, (unsigned)(n * 7 + c));
+            if (c == 1 && n > 3) /* a tie: the first wins */
+                l[n / 3] = l[n - 1] = 9;
+            if (c == 2)
+                for (int i = 0; i < n; i += 3)
+                    l[i] = NAN;
+            if (c == 3)
+                for (int i = 0; i < n; i++)
+                    l[i] = -INFINITY;
+            if (c == 4 && n > 5)
+                l[n - 5] = INFINITY;
+            int32_t want = 0;
+            for (int i = 1; i < n; i++)
+                if (l[i] > l[want])
+                    want = i;
+            cr_assert_eq(sampler_argmax(l, n), want, "n %d case %d", n, c);
+        }
+    }
+}
+
 Test(sampler, greedy_and_seeded) {
     enum { V = 1000 };
     float l[V];

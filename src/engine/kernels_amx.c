@@ -44,9 +44,6 @@ T_AMX static void amx_config(ggml_type t) {
 /* C tiles stored before the float steps pass over them token by token (a block's one, or
  * Q6_K's two). */
 #define AMX_SUB 8
-#ifndef AMX_PIPE
-#define AMX_PIPE 1
-#endif
 
 /* A chunk's staged weights: per block its B tile (8 rows of 64 bytes) and the 16 rows'
  * scales (Q4_0, Q8_0, Q6_K: d as floats; Q4_K: the sub-block's d * scale, then dmin * min,
@@ -187,14 +184,14 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
 
 /* Groups pa, pb (rows 8g..8g+15, `valid` of them real) times the first nb16 tokens (a
  * multiple of 16): per chunk of AMX_CHUNK blocks the weights are staged once, then every
- * 16 tokens pass over them, `sub` blocks at a time (with AMX_PIPE the next blocks' tile
- * multiplies are issued before these blocks' float steps, so both units work at once). */
+ * 16 tokens pass over them, `sub` blocks at a time: their tile multiplies, then their
+ * float steps. (Issuing the next blocks' multiplies before these float steps, so that
+ * both units work at once, measured 2-8 % slower.) */
 T_AMX INLINE void amx_pair(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
                            const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
                            amx_stage *st) {
-    _Alignas(64) int32_t cb[2][AMX_SUB][256];
+    _Alignas(64) int32_t cb[AMX_SUB][256];
     const int sub = t == GGML_TYPE_Q6_K ? AMX_SUB / 2 : AMX_SUB;
-    long stride = (long)act_stride;
     for (int b0 = 0; b0 < nblk; b0 += AMX_CHUNK) {
         int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
         for (int i = 0; i < n; i++)
@@ -203,16 +200,10 @@ T_AMX INLINE void amx_pair(ggml_type t, const unsigned char *pa, const unsigned 
         for (int t0 = 0; t0 < nb16; t0 += 16) {
             const unsigned char *at = act + (size_t)t0 * act_stride;
             float *o = out + (size_t)t0 * ldo;
-            const unsigned char *a0 = at + offsetof(kern_q8_block, qs);
-            if (AMX_PIPE)
-                amx_mul_sub(t, st, b0, 0, n < sub ? n : sub, a0, stride, cb[0]);
-            for (int i0 = 0, k = 0; i0 < n; i0 += sub, k ^= 1) {
-                int ns = n - i0 < sub ? n - i0 : sub, next = n - i0 - sub < sub ? n - i0 - sub : sub;
-                if (!AMX_PIPE)
-                    amx_mul_sub(t, st, b0, i0, ns, a0, stride, cb[k]);
-                else if (next > 0)
-                    amx_mul_sub(t, st, b0, i0 + sub, next, a0, stride, cb[k ^ 1]);
-                amx_float_sub(t, st, b0 + i0, i0, ns, (const int32_t (*)[256])cb[k], at, act_stride, o, ldo, valid);
+            for (int i0 = 0; i0 < n; i0 += sub) {
+                int ns = n - i0 < sub ? n - i0 : sub;
+                amx_mul_sub(t, st, b0, i0, ns, at + offsetof(kern_q8_block, qs), (long)act_stride, cb);
+                amx_float_sub(t, st, b0 + i0, i0, ns, (const int32_t (*)[256])cb, at, act_stride, o, ldo, valid);
             }
         }
     }

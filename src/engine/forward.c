@@ -223,10 +223,10 @@ static void job_matmul(void *ctx, int ith, int nth) {
     }
 }
 
-/* Rows per chunk: about 8 chunks a thread (threads that finish early take more), a
+/* Rows per chunk: about 16 chunks a thread (threads that finish early take more), a
  * multiple of `align` (16 keeps AMX's pairs of row groups whole). */
 static int chunk_rows(int rows, int nth, int align) {
-    int r = nth > 1 ? rows / (nth * 8) : rows;
+    int r = nth > 1 ? rows / (nth * 16) : rows;
     r = (r + align - 1) / align * align;
     return r < align ? align : r;
 }

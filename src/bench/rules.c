@@ -36,7 +36,7 @@ attempt_status rules_judge(const rules_context *ctx, const attempt_sample *s, ch
         snprintf(reason, reason_n, "premature length stop: %lld of %d tokens", (long long)n, ctx->max_tokens);
     else if (ctx->rule_version >= 2 && !ctx->greedy && natural)
         snprintf(reason, reason_n, "short reply: stopped after %lld tokens (needs %d)", (long long)n,
-                 ctx->natural_stop_min_tokens);
+                 ctx->natural_stop_min_tokens < ctx->max_tokens ? ctx->natural_stop_min_tokens : ctx->max_tokens);
     else
         snprintf(reason, reason_n, "short reply: %lld of %d tokens%s", (long long)n, ctx->max_tokens,
                  ctx->greedy || ctx->rule_version < 2 ? " (the full budget is required)" : "");

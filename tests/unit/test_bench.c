@@ -54,6 +54,16 @@ Test(rules, v2_sampled_natural_stop) {
     cr_expect(strstr(why, "full budget") != NULL, "%s", why);
 }
 
+Test(rules, v2_short_budget_names_the_budget) {
+    char why[ATTEMPT_REASON_MAX];
+    rules_context c = {2, 16, false, 128};
+    attempt_sample s = ok_sample(10, "stop");
+    cr_expect_eq(rules_judge(&c, &s, why, ATTEMPT_REASON_MAX), ATTEMPT_INCOMPLETE);
+    cr_expect_str_eq(why, "short reply: stopped after 10 tokens (needs 16)");
+    s = ok_sample(16, "stop");
+    cr_expect_eq(rules_judge(&c, &s, why, ATTEMPT_REASON_MAX), ATTEMPT_OK);
+}
+
 Test(rules, premature_length_and_empty_and_unmeasured) {
     char why[ATTEMPT_REASON_MAX];
     cr_expect_eq(judge(2, false, ok_sample(200, "length"), why), ATTEMPT_INCOMPLETE);

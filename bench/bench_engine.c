@@ -259,7 +259,8 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
 static const struct {
     const char *name;
     ggml_type t;
-} bench_types[] = {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}, {"q4_k", GGML_TYPE_Q4_K}};
+} bench_types[] = {{"f16", GGML_TYPE_F16},   {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0},
+                   {"q4_k", GGML_TYPE_Q4_K}, {"q6_k", GGML_TYPE_Q6_K}};
 #define BENCH_TABLE_TYPES 3
 
 static void usage(void) {

@@ -19,12 +19,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define KERN_X86 1
-#endif
-
-
 #define TILE_TOKENS 4 /* tokens multiplied per pass over a group's weights (AVX2) */
 
 bool kern_pack_supported(ggml_type t) {
@@ -34,13 +28,13 @@ bool kern_pack_supported(ggml_type t) {
 static size_t pack_block_size(ggml_type t) { return t == GGML_TYPE_Q4_0 ? sizeof(pk_q4_0) : sizeof(pk_q8_0); }
 
 /* Bytes of one packed group of 8 rows of n_in elements. */
-static size_t group_bytes(ggml_type t, int n_in) {
+size_t kern_pack_group_bytes(ggml_type t, int n_in) {
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K)
         return (size_t)(n_in / QK_K) * (t == GGML_TYPE_Q4_K ? sizeof(pk_q4_K) : sizeof(pk_q6_K));
     return (size_t)(n_in / 32) * pack_block_size(t);
 }
 
-size_t kern_pack_size(ggml_type t, int n_in, int n_out) { return (size_t)KERN_GROUPS(n_out) * group_bytes(t, n_in); }
+size_t kern_pack_size(ggml_type t, int n_in, int n_out) { return (size_t)KERN_GROUPS(n_out) * kern_pack_group_bytes(t, n_in); }
 
 void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) {
@@ -147,8 +141,6 @@ static void gemm_scalar(ggml_type t, const void *P, int nblk, int n_out, int g, 
 /* ---------------- AVX2 ---------------- */
 #ifdef KERN_X86
 #define T_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define T_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define INLINE __attribute__((always_inline)) static inline
 
 INLINE int32_t load_i32(const void *p) {
     int32_t v;
@@ -337,7 +329,7 @@ static void tile_rows(const unsigned char *act, size_t act_stride, float *out, i
  * tokens pass over them TILE_TOKENS at a time. */
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
-    size_t gb = group_bytes(t, nblk * 32);
+    size_t gb = kern_pack_group_bytes(t, nblk * 32);
     for (int g = g0; g < g1; g++) {
         const void *pk = (const unsigned char *)P + (size_t)g * gb;
         int valid = n_out - g * 8;
@@ -372,36 +364,8 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
 
 #define TILE_TOKENS_VNNI 8
 
-T_VNNI INLINE __m512i load_2x256(const void *a, const void *b) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
-                              _mm256_loadu_si256((const __m256i *)b), 1);
-}
-
-T_VNNI INLINE __m512 scales_2x8(const ggml_half *a, const ggml_half *b) {
-    __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)),
-                                        _mm_loadu_si128((const __m128i *)b), 1);
-    return _mm512_cvtph_ps(h);
-}
-
-T_VNNI INLINE void store16(float *o, int valid, __m512 v) {
-    if (valid >= 16)
-        _mm512_storeu_ps(o, v);
-    else
-        _mm512_mask_storeu_ps(o, (__mmask16)((1u << valid) - 1), v);
-}
-
 /* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
  * nibbles against the signed activations: the sums are those of the AVX2 kernel. */
-/* Two adjacent groups' nibble blocks (Q4_0's interleave) as 8 registers, as nib_unpack_avx2. */
-T_VNNI INLINE void nib_unpack_vnni(const uint8_t *qa, const uint8_t *qb, __m512i *w) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int k = 0; k < 4; k++) {
-        __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
-        w[k] = _mm512_and_si512(v, m4);
-        w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-    }
-}
-
 T_VNNI INLINE __m512i nib_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
     __m512i s = _mm512_setzero_si512();
 #pragma GCC unroll 8
@@ -430,12 +394,6 @@ T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk
     }
     for (int t = 0; t < rn; t++)
         store16(o[t], valid, acc[t]);
-}
-
-/* Two groups' bytes (8 + 8) as 16 floats. */
-T_VNNI INLINE __m512 u8x16_ps(const uint8_t *a, const uint8_t *b) {
-    __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a), _mm_loadl_epi64((const __m128i *)b));
-    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
 }
 
 T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup, const kern_q8_block *const *x,
@@ -538,9 +496,9 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
 
 /* Pairs of groups with VNNI; an odd last group goes through the AVX2 kernel, whose
  * results are the same. */
-T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+T_VNNI void kern_gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
-    size_t gb = group_bytes(t, nblk * 32);
+    size_t gb = kern_pack_group_bytes(t, nblk * 32);
     int g = g0;
     for (; g + 2 <= g1; g += 2) {
         const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
@@ -578,187 +536,6 @@ T_VNNI static void gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, in
         gemm_avx2(t, P, nblk, n_out, g, g1, act, act_stride, nb, out, ldo);
 }
 
-/* ---------------- AMX: 16 tokens x 16 rows per tile multiply ----------------
- * Per 32-element block: A = 16 tokens' activation quants (tile rows read straight from the
- * activation rows), B = the two groups' weights, which in the packed layout already are
- * AMX's B format (row k of B = element quad k of all 16 rows, 4 bytes a row; Q4_0 staged
- * as nibble - 8, signed); C[token][row] = the exact integer sums the VNNI kernel computes, so the float steps after it, per
- * token and block in order, are the VNNI kernel's and the results equal it bit for bit.
- * Two tile sets (tiles 0-2 and 3-5) let two blocks' multiplies overlap. */
-
-#define T_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-
-typedef struct amx_cfg {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} amx_cfg;
-
-T_AMX static void amx_config(void) {
-    amx_cfg c;
-    memset(&c, 0, sizeof c);
-    c.palette = 1;
-    for (int u = 0; u < 2; u++) {
-        c.rows[3 * u] = 16; /* A: 16 tokens x 32 quants */
-        c.colsb[3 * u] = 32;
-        c.rows[3 * u + 1] = 8; /* B: 8 element quads x 16 rows x 4 bytes */
-        c.colsb[3 * u + 1] = 64;
-        c.rows[3 * u + 2] = 16; /* C: 16 tokens x 16 rows, int32 */
-        c.colsb[3 * u + 2] = 64;
-    }
-    _tile_loadconfig(&c);
-}
-
-/* Block b's weights of groups pa, pb as a B tile (8 rows of 64 bytes) in buf. */
-T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b, unsigned char *buf) {
-    __m512i w[8];
-    if (t == GGML_TYPE_Q8_0) {
-        const pk_q8_0 *a = (const pk_q8_0 *)pa + b, *c = (const pk_q8_0 *)pb + b;
-        for (int k = 0; k < 8; k++)
-            w[k] = load_2x256(a->q + 32 * k, c->q + 32 * k);
-    } else if (t == GGML_TYPE_Q4_0) { /* nibble - 8, so the tile sum is the block's integer sum */
-        nib_unpack_vnni(((const pk_q4_0 *)pa)[b].q, ((const pk_q4_0 *)pb)[b].q, w);
-        for (int k = 0; k < 8; k++)
-            w[k] = _mm512_sub_epi8(w[k], _mm512_set1_epi8(8));
-    } else {
-        nib_unpack_vnni(((const pk_q4_K *)pa)[b / 8].q[b % 8], ((const pk_q4_K *)pb)[b / 8].q[b % 8], w);
-    }
-    for (int k = 0; k < 8; k++)
-        _mm512_store_si512((__m512i *)(buf + 64 * k), w[k]);
-}
-
-/* The float steps of block b for 16 tokens (C rows in c), as the VNNI tiles do them. */
-T_AMX INLINE void amx_apply(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b,
-                            const kern_q8_block *const *x, const int32_t *c, __m512 *acc) {
-    __m512 dw, ds = _mm512_setzero_ps(), dm = ds;
-    if (t == GGML_TYPE_Q4_K) {
-        const pk_q4_K *a = (const pk_q4_K *)pa + b / 8, *e = (const pk_q4_K *)pb + b / 8;
-        ds = _mm512_mul_ps(scales_2x8(a->d, e->d), u8x16_ps(a->sc[b % 8], e->sc[b % 8]));
-        dm = _mm512_mul_ps(scales_2x8(a->dmin, e->dmin), u8x16_ps(a->m[b % 8], e->m[b % 8]));
-        dw = ds;
-    } else if (t == GGML_TYPE_Q4_0) {
-        dw = scales_2x8(((const pk_q4_0 *)pa)[b].d, ((const pk_q4_0 *)pb)[b].d);
-    } else {
-        dw = scales_2x8(((const pk_q8_0 *)pa)[b].d, ((const pk_q8_0 *)pb)[b].d);
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < 16; m++) {
-        const kern_q8_block *xb = &x[m][b];
-        __m512i s = _mm512_load_si512((const __m512i *)(c + 16 * m));
-        if (t == GGML_TYPE_Q4_K) {
-            __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
-            acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[m]);
-            continue;
-        }
-        acc[m] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[m]);
-    }
-}
-
-#define AMX_DP(t, c, a, b) \
-    do {                   \
-        if ((t) != GGML_TYPE_Q4_K) \
-            _tile_dpbssd(c, a, b); \
-        else               \
-            _tile_dpbsud(c, a, b); \
-    } while (0)
-
-/* A C tile's 16 x 16 int32 sums, stored, for the float steps. */
-#define AMX_C_BYTES 1024
-/* Blocks of a group pair staged as B tiles at once: 32 KB, reused by every 16 tokens. */
-#define AMX_CHUNK 64
-
-T_AMX INLINE __m512 load16(const float *o, int valid) {
-    return valid >= 16 ? _mm512_loadu_ps(o) : _mm512_maskz_loadu_ps((__mmask16)((1u << valid) - 1), o);
-}
-
-/* Blocks b0 .. b0+n-1 of groups pa, pb (B tiles staged at sb, 512 bytes a block) times the
- * 16 tokens at act; their sums so far are in the output rows o (ldo apart) unless b0 == 0. */
-T_AMX INLINE void amx_tile16(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b0, int n,
-                             const unsigned char *sb, const unsigned char *act, size_t act_stride, float *o, int ldo,
-                             int valid) {
-    _Alignas(64) int32_t cbuf[2][AMX_C_BYTES / 4];
-    const kern_q8_block *x[16];
-    for (int m = 0; m < 16; m++)
-        x[m] = (const kern_q8_block *)(act + (size_t)m * act_stride);
-    __m512 acc[16];
-    if (b0 == 0)
-        for (int m = 0; m < 16; m++)
-            acc[m] = _mm512_setzero_ps();
-    else
-        for (int m = 0; m < 16; m++)
-            acc[m] = load16(o + (size_t)m * ldo, valid);
-    const unsigned char *a0 = act + offsetof(kern_q8_block, qs);
-    long st = (long)act_stride;
-    int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        int b = b0 + i;
-        _tile_loadd(0, a0 + (size_t)b * sizeof(kern_q8_block), st);
-        _tile_loadd(1, sb + (size_t)i * 512, 64);
-        _tile_zero(2);
-        AMX_DP(t, 2, 0, 1);
-        _tile_loadd(3, a0 + (size_t)(b + 1) * sizeof(kern_q8_block), st);
-        _tile_loadd(4, sb + (size_t)(i + 1) * 512, 64);
-        _tile_zero(5);
-        AMX_DP(t, 5, 3, 4);
-        _tile_stored(2, cbuf[0], 64);
-        _tile_stored(5, cbuf[1], 64);
-        amx_apply(t, pa, pb, b, x, cbuf[0], acc);
-        amx_apply(t, pa, pb, b + 1, x, cbuf[1], acc);
-    }
-    if (i < n) {
-        _tile_loadd(0, a0 + (size_t)(b0 + i) * sizeof(kern_q8_block), st);
-        _tile_loadd(1, sb + (size_t)i * 512, 64);
-        _tile_zero(2);
-        AMX_DP(t, 2, 0, 1);
-        _tile_stored(2, cbuf[0], 64);
-        amx_apply(t, pa, pb, b0 + i, x, cbuf[0], acc);
-    }
-    for (int m = 0; m < 16; m++)
-        store16(o + (size_t)m * ldo, valid, acc[m]);
-}
-
-/* Groups pa, pb (rows 8g..8g+15, `valid` of them real) times the first nb16 tokens (a
- * multiple of 16): per chunk of AMX_CHUNK blocks the weights are staged once, then every
- * 16 tokens pass over them; a token's sums so far wait in its output row between chunks
- * (a float stored and loaded back: the same value). */
-T_AMX INLINE void amx_pair(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
-                           const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
-                           unsigned char *sb) {
-    for (int b0 = 0; b0 < nblk; b0 += AMX_CHUNK) {
-        int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
-        for (int i = 0; i < n; i++)
-            amx_stage_b(t, pa, pb, b0 + i, sb + (size_t)i * 512);
-        for (int t0 = 0; t0 < nb16; t0 += 16)
-            amx_tile16(t, pa, pb, b0, n, sb, act + (size_t)t0 * act_stride, act_stride, out + (size_t)t0 * ldo, ldo,
-                       valid);
-    }
-}
-
-/* Full tiles of 16 tokens with AMX; the last nb % 16 tokens and an odd last group through
- * the VNNI path (the same results). */
-T_AMX static void gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
-                           size_t act_stride, int nb, float *out, int ldo) {
-    _Alignas(64) unsigned char sb[AMX_CHUNK * 512];
-    size_t gb = group_bytes(t, nblk * 32);
-    int nb16 = nb & ~15, g = g0;
-    amx_config();
-    for (; g + 2 <= g1; g += 2) {
-        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
-        float *o = out + (size_t)g * 8;
-        if (t == GGML_TYPE_Q4_0) /* one instance per type */
-            amx_pair(GGML_TYPE_Q4_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, n_out - g * 8, sb);
-        else if (t == GGML_TYPE_Q4_K)
-            amx_pair(GGML_TYPE_Q4_K, pa, pb, nblk, act, act_stride, nb16, o, ldo, n_out - g * 8, sb);
-        else
-            amx_pair(GGML_TYPE_Q8_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, n_out - g * 8, sb);
-    }
-    _tile_release();
-    if (g < g1 && nb16 > 0)
-        gemm_vnni(t, P, nblk, n_out, g, g1, act, act_stride, nb16, out, ldo);
-    if (nb16 < nb)
-        gemm_vnni(t, P, nblk, n_out, g0, g1, act + (size_t)nb16 * act_stride, act_stride, nb - nb16,
-                  out + (size_t)nb16 * ldo, ldo);
-}
 #endif
 
 /* ---------------- dispatch ---------------- */
@@ -767,12 +544,12 @@ void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, i
                       size_t act_stride, int nb, float *out, int ldo) {
     int nblk = n_in / 32;
 #ifdef KERN_X86
-    if (kern_get_level() >= KERN_AMX && nb >= 16 && t != GGML_TYPE_Q6_K) { /* Q6_K: VNNI */
-        gemm_amx(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
+    if (kern_get_level() >= KERN_AMX && nb >= 16) {
+        kern_gemm_amx(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
         return;
     }
     if (kern_get_level() >= KERN_VNNI) {
-        gemm_vnni(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
+        kern_gemm_vnni(t, P, nblk, n_out, g0, g1, act, act_stride, nb, out, ldo);
         return;
     }
     if (kern_get_level() >= KERN_AVX2) {

@@ -35,4 +35,55 @@ _Static_assert(sizeof(pk_q8_0) == 8 * sizeof(block_q8_0), "pk_q8_0 holds 8 block
 /* Packs Q4_K or Q6_K row groups [g0, g1) (kern_pack's contract; kernels_kpack.c). */
 void kern_pack_kquant(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst);
 
+/* Bytes of one packed group of 8 rows of n_in elements. */
+size_t kern_pack_group_bytes(ggml_type t, int n_in);
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define KERN_X86 1
+#define T_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define INLINE __attribute__((always_inline)) static inline
+
+/* Helpers the VNNI and AMX kernels share. */
+T_VNNI INLINE __m512i load_2x256(const void *a, const void *b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
+                              _mm256_loadu_si256((const __m256i *)b), 1);
+}
+
+T_VNNI INLINE __m512 scales_2x8(const ggml_half *a, const ggml_half *b) {
+    __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)),
+                                        _mm_loadu_si128((const __m128i *)b), 1);
+    return _mm512_cvtph_ps(h);
+}
+
+T_VNNI INLINE void store16(float *o, int valid, __m512 v) {
+    if (valid >= 16)
+        _mm512_storeu_ps(o, v);
+    else
+        _mm512_mask_storeu_ps(o, (__mmask16)((1u << valid) - 1), v);
+}
+
+/* Two adjacent groups' nibble blocks (Q4_0's interleave) as 8 registers, as nib_unpack_avx2. */
+T_VNNI INLINE void nib_unpack_vnni(const uint8_t *qa, const uint8_t *qb, __m512i *w) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int k = 0; k < 4; k++) {
+        __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
+        w[k] = _mm512_and_si512(v, m4);
+        w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+}
+
+/* Two groups' bytes (8 + 8) as 16 floats. */
+T_VNNI INLINE __m512 u8x16_ps(const uint8_t *a, const uint8_t *b) {
+    __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a), _mm_loadl_epi64((const __m128i *)b));
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
+}
+
+/* kern_gemm_packed at the VNNI and AMX levels (nblk = n_in / 32): kernels_pack.c, kernels_amx.c. */
+void kern_gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                    size_t act_stride, int nb, float *out, int ldo);
+void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                   size_t act_stride, int nb, float *out, int ldo);
+#endif
+
 #endif

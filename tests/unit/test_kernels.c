@@ -188,6 +188,7 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q4_0, 35, 2144);
     check_packed(GGML_TYPE_Q8_0, 35, 2144);
     check_packed(GGML_TYPE_Q4_K, 35, 2304);
+    check_packed(GGML_TYPE_Q6_K, 35, 2304);
 }
 
 /* The activation quantizer gives the same bytes at every level, ties included. */

@@ -1,0 +1,241 @@
+/* kernels_amx.c - packed matrices times batches of 16 tokens with AMX-INT8 tiles.
+ * Per 32-element block: A = 16 tokens' activation quants (tile rows read straight from the
+ * activation rows), B = the two groups' weights, which in the packed layout already are
+ * AMX's B format (row k of B = element quad k of all 16 rows, 4 bytes a row; Q4_0 staged
+ * as nibble - 8, signed); C[token][row] = the exact integer sums the VNNI kernel computes
+ * (Q6_K: one C per 16-element half, as its two scales need), so the float steps after it,
+ * per token and block in order, are the VNNI kernel's and the results equal it bit for bit. */
+#include "engine/kernels.h"
+#include "engine/kernels_pack.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#ifdef KERN_X86
+
+#define T_AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+typedef struct amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_cfg;
+
+/* Two tile sets (0-2 and 3-5: A, B, C) let two multiplies overlap. A block is one multiply
+ * of 32 quants (8 element quads); Q6_K's halves are two of 16 (4 quads). */
+T_AMX static void amx_config(ggml_type t) {
+    int quads = t == GGML_TYPE_Q6_K ? 4 : 8;
+    amx_cfg c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int u = 0; u < 2; u++) {
+        c.rows[3 * u] = 16; /* A: 16 tokens x the quants */
+        c.colsb[3 * u] = (uint16_t)(4 * quads);
+        c.rows[3 * u + 1] = (uint8_t)quads; /* B: element quads x 16 rows x 4 bytes */
+        c.colsb[3 * u + 1] = 64;
+        c.rows[3 * u + 2] = 16; /* C: 16 tokens x 16 rows, int32 */
+        c.colsb[3 * u + 2] = 64;
+    }
+    _tile_loadconfig(&c);
+}
+
+/* Blocks of a group pair staged at once (32 KB of B tiles), reused by every 16 tokens. */
+#define AMX_CHUNK 64
+/* C tiles stored before the float steps pass over them token by token (a block's one, or
+ * Q6_K's two). */
+#define AMX_SUB 8
+
+/* A chunk's staged weights: per block its B tile (8 rows of 64 bytes) and the 16 rows'
+ * scales (Q4_0, Q8_0, Q6_K: d as floats; Q4_K: the sub-block's d * scale, then dmin * min,
+ * as floats; Q6_K also its two int8 scales as int32). */
+typedef struct amx_stage {
+    _Alignas(64) unsigned char b[AMX_CHUNK][512];
+    _Alignas(64) float s[AMX_CHUNK][32];
+    _Alignas(64) int32_t si[AMX_CHUNK][32];
+} amx_stage;
+
+/* Block b of groups pa, pb as block i of the stage. */
+T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsigned char *pb, int b, amx_stage *st,
+                              int i) {
+    __m512i w[8];
+    float *sc = st->s[i];
+    if (t == GGML_TYPE_Q8_0) {
+        const pk_q8_0 *a = (const pk_q8_0 *)pa + b, *c = (const pk_q8_0 *)pb + b;
+        for (int k = 0; k < 8; k++)
+            w[k] = load_2x256(a->q + 32 * k, c->q + 32 * k);
+        _mm512_store_ps(sc, scales_2x8(a->d, c->d));
+    } else if (t == GGML_TYPE_Q4_0) { /* nibble - 8, so the tile sum is the block's integer sum */
+        const pk_q4_0 *a = (const pk_q4_0 *)pa + b, *c = (const pk_q4_0 *)pb + b;
+        nib_unpack_vnni(a->q, c->q, w);
+        for (int k = 0; k < 8; k++)
+            w[k] = _mm512_sub_epi8(w[k], _mm512_set1_epi8(8));
+        _mm512_store_ps(sc, scales_2x8(a->d, c->d));
+    } else if (t == GGML_TYPE_Q4_K) {
+        const pk_q4_K *a = (const pk_q4_K *)pa + b / 8, *c = (const pk_q4_K *)pb + b / 8;
+        nib_unpack_vnni(a->q[b % 8], c->q[b % 8], w);
+        _mm512_store_ps(sc, _mm512_mul_ps(scales_2x8(a->d, c->d), u8x16_ps(a->sc[b % 8], c->sc[b % 8])));
+        _mm512_store_ps(sc + 16, _mm512_mul_ps(scales_2x8(a->dmin, c->dmin), u8x16_ps(a->m[b % 8], c->m[b % 8])));
+    } else { /* Q6_K: the values q - 32, signed */
+        const pk_q6_K *a = (const pk_q6_K *)pa + b / 8, *c = (const pk_q6_K *)pb + b / 8;
+        int sb = b % 8;
+        for (int k = 0; k < 8; k++)
+            w[k] = load_2x256(a->q[sb] + 32 * k, c->q[sb] + 32 * k);
+        _mm512_store_ps(sc, scales_2x8(a->d, c->d));
+        for (int h = 0; h < 2; h++)
+            _mm512_store_si512((__m512i *)(st->si[i] + 16 * h),
+                               _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a->sc[2 * sb + h]),
+                                                                       _mm_loadl_epi64((const __m128i *)c->sc[2 * sb + h]))));
+    }
+    for (int k = 0; k < 8; k++)
+        _mm512_store_si512((__m512i *)(st->b[i] + 64 * k), w[k]);
+}
+
+#define AMX_DP(t, c, a, b)         \
+    do {                           \
+        if ((t) != GGML_TYPE_Q4_K) \
+            _tile_dpbssd(c, a, b); \
+        else                       \
+            _tile_dpbsud(c, a, b); \
+    } while (0)
+
+T_AMX INLINE __m512 load16(const float *o, int valid) {
+    return valid >= 16 ? _mm512_loadu_ps(o) : _mm512_maskz_loadu_ps((__mmask16)((1u << valid) - 1), o);
+}
+
+/* Stage blocks i0 .. i0+ns-1 (the matrix's blocks b0+i0 ..) times 16 tokens (quants at a0,
+ * rows `stride` apart): C tiles, 16 tokens x 16 rows of int32 each, stored to cb (Q6_K:
+ * block i's halves to cb[2i], cb[2i + 1]). */
+T_AMX INLINE void amx_mul_sub(ggml_type t, const amx_stage *st, int b0, int i0, int ns, const unsigned char *a0,
+                              long stride, int32_t (*cb)[256]) {
+    const unsigned char *a = a0 + (size_t)(b0 + i0) * sizeof(kern_q8_block);
+    int i = 0;
+    if (t == GGML_TYPE_Q6_K) {
+        for (; i < ns; i++) {
+            const unsigned char *ai = a + (size_t)i * sizeof(kern_q8_block);
+            _tile_loadd(0, ai, stride);
+            _tile_loadd(1, st->b[i0 + i], 64);
+            _tile_zero(2);
+            _tile_dpbssd(2, 0, 1);
+            _tile_loadd(3, ai + 16, stride);
+            _tile_loadd(4, st->b[i0 + i] + 256, 64);
+            _tile_zero(5);
+            _tile_dpbssd(5, 3, 4);
+            _tile_stored(2, cb[2 * i], 64);
+            _tile_stored(5, cb[2 * i + 1], 64);
+        }
+        return;
+    }
+    for (; i + 2 <= ns; i += 2) {
+        _tile_loadd(0, a + (size_t)i * sizeof(kern_q8_block), stride);
+        _tile_loadd(1, st->b[i0 + i], 64);
+        _tile_zero(2);
+        AMX_DP(t, 2, 0, 1);
+        _tile_loadd(3, a + (size_t)(i + 1) * sizeof(kern_q8_block), stride);
+        _tile_loadd(4, st->b[i0 + i + 1], 64);
+        _tile_zero(5);
+        AMX_DP(t, 5, 3, 4);
+        _tile_stored(2, cb[i], 64);
+        _tile_stored(5, cb[i + 1], 64);
+    }
+    if (i < ns) {
+        _tile_loadd(0, a + (size_t)i * sizeof(kern_q8_block), stride);
+        _tile_loadd(1, st->b[i0 + i], 64);
+        _tile_zero(2);
+        AMX_DP(t, 2, 0, 1);
+        _tile_stored(2, cb[i], 64);
+    }
+}
+
+/* The float steps of stage blocks i0 .. i0+ns-1 (matrix block b = b0+i0 ..) for 16 tokens,
+ * one token at a time with its accumulator in a register, blocks in order, each step the
+ * VNNI tile's; between calls a token's sums wait in its output row (a float stored and
+ * loaded back: the same value). */
+T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0, int ns, const int32_t (*cb)[256],
+                                const unsigned char *act, size_t act_stride, float *o, int ldo, int valid) {
+    for (int m = 0; m < 16; m++) {
+        const kern_q8_block *x = (const kern_q8_block *)(act + (size_t)m * act_stride) + b;
+        float *om = o + (size_t)m * ldo;
+        __m512 acc = b == 0 ? _mm512_setzero_ps() : load16(om, valid);
+#pragma GCC unroll 8
+        for (int i = 0; i < ns; i++) {
+            const float *sc = st->s[i0 + i];
+            if (t == GGML_TYPE_Q4_K) {
+                __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[i] + 16 * m)));
+                __m512 xs = _mm512_cvtepi32_ps(_mm512_set1_epi32(x[i].sum));
+                __m512 v = _mm512_fmsub_ps(_mm512_load_ps(sc), s, _mm512_mul_ps(_mm512_load_ps(sc + 16), xs));
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i].d), v, acc);
+                continue;
+            }
+            __m512i s;
+            if (t == GGML_TYPE_Q6_K) {
+                const int32_t *si = st->si[i0 + i];
+                __m512i h0 = _mm512_load_si512((const __m512i *)(cb[2 * i] + 16 * m));
+                __m512i h1 = _mm512_load_si512((const __m512i *)(cb[2 * i + 1] + 16 * m));
+                s = _mm512_add_epi32(_mm512_mullo_epi32(h0, _mm512_load_si512((const __m512i *)si)),
+                                     _mm512_mullo_epi32(h1, _mm512_load_si512((const __m512i *)(si + 16))));
+            } else {
+                s = _mm512_load_si512((const __m512i *)(cb[i] + 16 * m));
+            }
+            acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_load_ps(sc), _mm512_set1_ps(x[i].d)), _mm512_cvtepi32_ps(s), acc);
+        }
+        store16(om, valid, acc);
+    }
+}
+
+/* Groups pa, pb (rows 8g..8g+15, `valid` of them real) times the first nb16 tokens (a
+ * multiple of 16): per chunk of AMX_CHUNK blocks the weights are staged once, then every
+ * 16 tokens pass over them, `sub` blocks at a time: their tile multiplies, then their
+ * float steps. (Issuing the next blocks' multiplies before these float steps, so that
+ * both units work at once, measured 2-8 % slower.) */
+T_AMX INLINE void amx_pair(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
+                           const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
+                           amx_stage *st) {
+    _Alignas(64) int32_t cb[AMX_SUB][256];
+    const int sub = t == GGML_TYPE_Q6_K ? AMX_SUB / 2 : AMX_SUB;
+    for (int b0 = 0; b0 < nblk; b0 += AMX_CHUNK) {
+        int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
+        for (int i = 0; i < n; i++)
+            amx_stage_b(t, pa, pb, b0 + i, st, i);
+        __asm__ volatile("" ::: "memory"); /* the tile loads read the stage: its stores first */
+        for (int t0 = 0; t0 < nb16; t0 += 16) {
+            const unsigned char *at = act + (size_t)t0 * act_stride;
+            float *o = out + (size_t)t0 * ldo;
+            for (int i0 = 0; i0 < n; i0 += sub) {
+                int ns = n - i0 < sub ? n - i0 : sub;
+                amx_mul_sub(t, st, b0, i0, ns, at + offsetof(kern_q8_block, qs), (long)act_stride, cb);
+                amx_float_sub(t, st, b0 + i0, i0, ns, (const int32_t (*)[256])cb, at, act_stride, o, ldo, valid);
+            }
+        }
+    }
+}
+
+/* Full tiles of 16 tokens with AMX; the last nb % 16 tokens and an odd last group through
+ * the VNNI path (the same results). */
+T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
+                         size_t act_stride, int nb, float *out, int ldo) {
+    amx_stage st;
+    size_t gb = kern_pack_group_bytes(t, nblk * 32);
+    int nb16 = nb & ~15, g = g0;
+    amx_config(t);
+    for (; g + 2 <= g1; g += 2) {
+        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
+        float *o = out + (size_t)g * 8;
+        int valid = n_out - g * 8;
+        if (t == GGML_TYPE_Q4_0) /* one instance per type */
+            amx_pair(GGML_TYPE_Q4_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+        else if (t == GGML_TYPE_Q4_K)
+            amx_pair(GGML_TYPE_Q4_K, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+        else if (t == GGML_TYPE_Q6_K)
+            amx_pair(GGML_TYPE_Q6_K, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+        else
+            amx_pair(GGML_TYPE_Q8_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+    }
+    _tile_release();
+    if (g < g1 && nb16 > 0)
+        kern_gemm_vnni(t, P, nblk, n_out, g, g1, act, act_stride, nb16, out, ldo);
+    if (nb16 < nb)
+        kern_gemm_vnni(t, P, nblk, n_out, g0, g1, act + (size_t)nb16 * act_stride, act_stride, nb - nb16,
+                       out + (size_t)nb16 * ldo, ldo);
+}
+
+#endif

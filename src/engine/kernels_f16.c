@@ -1,8 +1,8 @@
-/* kernels_f16.c - F16 weight kernels (kernels_f16.h states their one arithmetic): the
- * scalar definition, AVX2/F16C and AVX-512 versions of the one-row dot, a register-tiled
- * product for batches (each converted weight vector reused over several tokens), a GEMV
- * for one token (several rows per pass; prefetched at AVX-512), and attention's many-keys
- * kernels. */
+/* kernels_f16.c - F16 weight kernels (kernels_f16.h states their arithmetic): the scalar
+ * definition (16 or 8 lanes), AVX2/F16C (8 lanes) and AVX-512 (16) versions of the one-row
+ * dot, a register-tiled product for batches (each converted weight vector reused over
+ * several tokens), a GEMV for one token (several rows per pass; prefetched at AVX-512), and
+ * attention's many-keys kernels (16 lanes on every level). */
 #include "engine/kernels_f16.h"
 
 #include <math.h>
@@ -18,14 +18,20 @@
 
 /* ---------------- the definition (scalar) ---------------- */
 
-/* The fixed reduction of 16 lane sums. */
+/* The fixed reduction of 8 lane sums. */
+static float reduce8(const float *l) {
+    float t[4];
+    for (int j = 0; j < 4; j++)
+        t[j] = l[j] + l[j + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* The fixed reduction of 16 lane sums: pairs j, j + 8, then the 8-lane tree. */
 static float reduce16(const float *l) {
-    float s[8], t[4];
+    float s[8];
     for (int j = 0; j < 8; j++)
         s[j] = l[j] + l[j + 8];
-    for (int j = 0; j < 4; j++)
-        t[j] = s[j] + s[j + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
+    return reduce8(s);
 }
 
 /* The elements [i, n) after the 16-lane part. */
@@ -35,14 +41,17 @@ static float dot_tail(float s, const ggml_half *w, const float *x, int i, int n)
     return s;
 }
 
-static float dot_scalar(const ggml_half *w, const float *x, int n) {
+/* The definition with L lanes (16 or 8). */
+static float dot_lanes(const ggml_half *w, const float *x, int n, int L) {
     float l[16] = {0};
-    int n16 = n & ~15;
-    for (int i = 0; i < n16; i += 16)
-        for (int j = 0; j < 16; j++)
+    int nl = n / L * L;
+    for (int i = 0; i < nl; i += L)
+        for (int j = 0; j < L; j++)
             l[j] = fmaf(ggml_fp16_to_fp32(w[i + j]), x[i + j], l[j]);
-    return dot_tail(reduce16(l), w, x, n16, n);
+    return dot_tail(L == 16 ? reduce16(l) : reduce8(l), w, x, nl, n);
 }
+
+static float dot_scalar(const ggml_half *w, const float *x, int n) { return dot_lanes(w, x, n, 16); }
 
 static void scores_scalar(const ggml_half *k, size_t ks, const float *q, int hd, int n, float scale, float *out) {
     for (int t = 0; t < n; t++)
@@ -98,79 +107,70 @@ static float exp_scalar(float x) {
 /* how far ahead the one-token kernels prefetch each row, in elements */
 #define PF_AHEAD 512
 
-/* ---------------- AVX2 / FMA / F16C: 16 lanes as two ymm (lo: j < 8, hi: j >= 8) ---------------- */
+/* ---------------- AVX2 / FMA / F16C ---------------- */
 
-T_AVX2 static INL float reduce_avx2(__m256 lo, __m256 hi) {
-    __m256 s = _mm256_add_ps(lo, hi);
-    __m128 t = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+/* The 8-lane tree on one ymm. */
+T_AVX2 static INL float reduce8_avx2(__m256 v) {
+    __m128 t = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     t = _mm_add_ps(t, _mm_movehl_ps(t, t));
     t = _mm_add_ss(t, _mm_movehdup_ps(t));
     return _mm_cvtss_f32(t);
 }
 
+/* The 16-lane tree on two ymm (lo: lanes j < 8, hi: j >= 8). */
+T_AVX2 static INL float reduce_avx2(__m256 lo, __m256 hi) { return reduce8_avx2(_mm256_add_ps(lo, hi)); }
+
+/* The matrix kernels at AVX2 take the 8-lane order: one ymm a (row, token). */
 T_AVX2 static float dot_avx2(const ggml_half *w, const float *x, int n) {
-    __m256 lo = _mm256_setzero_ps(), hi = lo;
-    int n16 = n & ~15;
-    for (int i = 0; i < n16; i += 16) {
-        lo = _mm256_fmadd_ps(F16Y(w + i), _mm256_loadu_ps(x + i), lo);
-        hi = _mm256_fmadd_ps(F16Y(w + i + 8), _mm256_loadu_ps(x + i + 8), hi);
-    }
-    return dot_tail(reduce_avx2(lo, hi), w, x, n16, n);
+    __m256 a = _mm256_setzero_ps();
+    int n8 = n & ~7;
+    for (int i = 0; i < n8; i += 8)
+        a = _mm256_fmadd_ps(F16Y(w + i), _mm256_loadu_ps(x + i), a);
+    return dot_tail(reduce8_avx2(a), w, x, n8, n);
 }
 
-/* R rows x T tokens: out[r * T + t]. */
+/* R rows x T tokens (R <= 4, T <= 3): out[r * T + t]. The T activation vectors stay in
+ * registers while each row's weight vector is converted once and used for all T. */
 T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out) {
-    __m256 lo[2][3], hi[2][3];
-#pragma GCC unroll 2
+    __m256 acc[4][3];
+#pragma GCC unroll 4
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 3
         for (int t = 0; t < T; t++)
-            lo[r][t] = hi[r][t] = _mm256_setzero_ps();
-    int n16 = n & ~15;
-    for (int i = 0; i < n16; i += 16) {
-        __m256 wl[2], wh[2];
-#pragma GCC unroll 2
-        for (int r = 0; r < R; r++)
-            wl[r] = F16Y(w[r] + i);
+            acc[r][t] = _mm256_setzero_ps();
+    int n8 = n & ~7;
+    for (int i = 0; i < n8; i += 8) {
+        __m256 xv[3];
 #pragma GCC unroll 3
-        for (int t = 0; t < T; t++) {
-            __m256 xv = _mm256_loadu_ps(x[t] + i);
-#pragma GCC unroll 2
-            for (int r = 0; r < R; r++)
-                lo[r][t] = _mm256_fmadd_ps(wl[r], xv, lo[r][t]);
-        }
-#pragma GCC unroll 2
-        for (int r = 0; r < R; r++)
-            wh[r] = F16Y(w[r] + i + 8);
+        for (int t = 0; t < T; t++)
+            xv[t] = _mm256_loadu_ps(x[t] + i);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256 wv = F16Y(w[r] + i);
 #pragma GCC unroll 3
-        for (int t = 0; t < T; t++) {
-            __m256 xv = _mm256_loadu_ps(x[t] + i + 8);
-#pragma GCC unroll 2
-            for (int r = 0; r < R; r++)
-                hi[r][t] = _mm256_fmadd_ps(wh[r], xv, hi[r][t]);
+            for (int t = 0; t < T; t++)
+                acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
         }
     }
     for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++)
-            out[r * T + t] = dot_tail(reduce_avx2(lo[r][t], hi[r][t]), w[r], x[t], n16, n);
+            out[r * T + t] = dot_tail(reduce8_avx2(acc[r][t]), w[r], x[t], n8, n);
 }
 
-/* One token, four rows per pass (no software prefetch: on an AVX2 EPYC it cost ~5 % of decode). */
-T_AVX2 static void gemv4_avx2(const ggml_half *const *w, const float *x, int n, float *out) {
-    __m256 lo[4], hi[4];
-    for (int r = 0; r < 4; r++)
-        lo[r] = hi[r] = _mm256_setzero_ps();
-    int n16 = n & ~15;
-    for (int i = 0; i < n16; i += 16) {
-        __m256 xl = _mm256_loadu_ps(x + i), xh = _mm256_loadu_ps(x + i + 8);
-#pragma GCC unroll 4
-        for (int r = 0; r < 4; r++) {
-            lo[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xl, lo[r]);
-            hi[r] = _mm256_fmadd_ps(F16Y(w[r] + i + 8), xh, hi[r]);
-        }
+/* One token, eight rows per pass (no software prefetch: on an AVX2 EPYC it cost ~5 % of decode). */
+T_AVX2 static void gemv8_avx2(const ggml_half *const *w, const float *x, int n, float *out) {
+    __m256 acc[8];
+    for (int r = 0; r < 8; r++)
+        acc[r] = _mm256_setzero_ps();
+    int n8 = n & ~7;
+    for (int i = 0; i < n8; i += 8) {
+        __m256 xv = _mm256_loadu_ps(x + i);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            acc[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xv, acc[r]);
     }
-    for (int r = 0; r < 4; r++)
-        out[r] = dot_tail(reduce_avx2(lo[r], hi[r]), w[r], x, n16, n);
+    for (int r = 0; r < 8; r++)
+        out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], x, n8, n);
 }
 
 /* ---------------- AVX-512: 16 lanes in one zmm ---------------- */
@@ -233,15 +233,19 @@ T_AVX512 static void gemv8_avx512(const ggml_half *const *w, const float *x, int
         out[r] = dot_tail(reduce_avx512(acc[r]), w[r], x, n16, n);
 }
 
-/* The tile kernels at their fixed sizes (a switch, so each instance has constant loops). */
+/* The tile kernels at their fixed sizes (a switch, so each instance has constant loops);
+ * rows left over from the blocks of four one at a time. */
 T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out) {
-    switch (R * 4 + T) {
-    case 4 + 1: tile_avx2(w, x, 1, 1, n, out); break;
-    case 4 + 2: tile_avx2(w, x, 1, 2, n, out); break;
-    case 4 + 3: tile_avx2(w, x, 1, 3, n, out); break;
-    case 8 + 1: tile_avx2(w, x, 2, 1, n, out); break;
-    case 8 + 2: tile_avx2(w, x, 2, 2, n, out); break;
-    default: tile_avx2(w, x, 2, 3, n, out); break;
+    if (R != 4) {
+        for (int r = 0; r < R; r++)
+            for (int t = 0; t < T; t++)
+                out[r * T + t] = dot_avx2(w[r], x[t], n);
+        return;
+    }
+    switch (T) {
+    case 1: tile_avx2(w, x, 4, 1, n, out); break;
+    case 2: tile_avx2(w, x, 4, 2, n, out); break;
+    default: tile_avx2(w, x, 4, 3, n, out); break;
     }
 }
 
@@ -266,6 +270,10 @@ T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *con
 
 /* ---------------- dispatch ---------------- */
 
+int kern_f16_lanes(void) { return kern_get_level() == KERN_AVX2 ? 8 : 16; }
+
+float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, n, lanes); }
+
 float kern_dot_f16(const ggml_half *w, const float *x, int n) {
 #ifdef KF_X86
     kern_level l = kern_get_level();
@@ -277,19 +285,19 @@ float kern_dot_f16(const ggml_half *w, const float *x, int n) {
     return dot_scalar(w, x, n);
 }
 
-/* One token: rows in passes of `rows` (8 at AVX-512, 4 at AVX2), the rest one at a time. */
+/* One token: rows in passes of 8, the rest one at a time. */
 static void gemv(kern_level l, const unsigned char *W, size_t rb, int n, int r0, int r1, const float *x, float *out) {
     int r = r0;
 #ifdef KF_X86
-    int step = l >= KERN_AVX512 ? 8 : l == KERN_AVX2 ? 4 : 0;
+    int step = l >= KERN_AVX2 ? 8 : 0;
     for (; step && r + step <= r1; r += step) {
         const ggml_half *w[8];
         for (int k = 0; k < step; k++)
             w[k] = (const ggml_half *)(W + (size_t)(r + k) * rb);
-        if (step == 8)
+        if (l >= KERN_AVX512)
             gemv8_avx512(w, x, n, out + r);
         else
-            gemv4_avx2(w, x, n, out + r);
+            gemv8_avx2(w, x, n, out + r);
     }
 #else
     (void)l;
@@ -308,11 +316,11 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
         return;
     }
 #ifdef KF_X86
-    /* rows in blocks of RM (the block's weights stay in cache while the tokens pass), tokens
+    /* rows in blocks of 4 (the block's weights stay in cache while the tokens pass), tokens
      * in tiles of at most TM, sized evenly */
-    int RM = l >= KERN_AVX512 ? 4 : 2, TM = l >= KERN_AVX512 ? 6 : 3;
-    for (int r = r0; r < r1; r += RM) {
-        int R = r1 - r < RM ? r1 - r : RM;
+    int TM = l >= KERN_AVX512 ? 6 : 3;
+    for (int r = r0; r < r1; r += 4) {
+        int R = r1 - r < 4 ? r1 - r : 4;
         const ggml_half *w[4];
         for (int k = 0; k < R; k++)
             w[k] = (const ggml_half *)(wb + (size_t)(r + k) * row_bytes);

@@ -1,12 +1,14 @@
 /* kernels_f16.h - F16 weights times F32 (F16-rounded) activations: the one-row dot, the
  * matrix x batch product, and attention's many-keys score and value kernels.
  *
- * One arithmetic for every F16 dot, on every level (scalar, AVX2, AVX-512) and in every
- * kernel: 16 lanes, lane j accumulating elements 16k + j (k ascending) with one fused
- * multiply-add each, starting from +0; then the fixed tree s_j = l_j + l_(j+8) (j < 8),
- * t_j = s_j + s_(j+4), (t_0 + t_2) + (t_1 + t_3); then the elements past the last multiple
- * of 16, one fused multiply-add each. So a batch's products, a thread's share of rows and
- * decoding one token give the same bits. */
+ * One arithmetic for every F16 dot of a level, in every kernel: L lanes, lane j accumulating
+ * elements L k + j (k ascending) with one fused multiply-add each, starting from +0; then a
+ * fixed tree: for 16 lanes s_j = l_j + l_(j+8) (j < 8), then the 8-lane tree on s; for 8
+ * lanes t_j = l_j + l_(j+4), (t_0 + t_2) + (t_1 + t_3); then the elements past the last
+ * multiple of L, one fused multiply-add each. The dot and the product take 16 lanes at the
+ * scalar and AVX-512 levels and 8 at AVX2 (one ymm a (row, token): wider register tiles);
+ * attention's scores take 16 lanes on every level. So within a level a batch's products, a
+ * thread's share of rows and decoding one token give the same bits. */
 #ifndef PACER_KERNELS_F16_H
 #define PACER_KERNELS_F16_H
 
@@ -14,16 +16,22 @@
 
 #include "engine/ggml_type.h"
 
-/* dot(w, x) over n elements, the arithmetic above. */
+/* dot(w, x) over n elements, the arithmetic above with the level's lanes. */
 float kern_dot_f16(const ggml_half *w, const float *x, int n);
+
+/* The lanes the dot and the product take at the current level (kern_get_level): 16 or 8. */
+int kern_f16_lanes(void);
+
+/* The scalar definition with the given lanes (16 or 8), whatever the level. */
+float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes);
 
 /* out[b * ldo + r] = kern_dot_f16(row r of W, activation b) for rows [r0, r1) and b < nb;
  * W's rows are row_bytes apart, activations (n floats) act_bytes apart. */
 void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
                      size_t act_bytes, int nb, float *out, int ldo);
 
-/* For each of nh queries (q_stride apart): out[h * out_stride + t] = kern_dot_f16(key t,
- * query h, hd) * scale for the n keys at k + t * k_stride (elements). */
+/* For each of nh queries (q_stride apart): out[h * out_stride + t] = kern_dot_f16_lanes(key t,
+ * query h, hd, 16) * scale for the n keys at k + t * k_stride (elements). */
 void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
                       float scale, float *out, size_t out_stride);
 

@@ -1,7 +1,8 @@
-/* test_kernels_f16.c - the F16 kernels give one arithmetic everywhere: the one-row dot at
- * every level equals the scalar definition, the batched product equals the one-row dot for
- * every batch size and split of rows, attention's many-keys kernels equal their one-key
- * forms; and all of it against a double-precision reference. */
+/* test_kernels_f16.c - the F16 kernels give one arithmetic within a level: the one-row dot
+ * at every level equals the scalar definition with the level's lanes, the batched product
+ * equals it for every batch size and split of rows, attention's many-keys kernels equal
+ * their one-key forms (16 lanes everywhere); and all of it against a double-precision
+ * reference. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -46,21 +47,24 @@ static double ref_dot(const ggml_half *w, const float *x, int n) {
     return s;
 }
 
-Test(kernels_f16, dot_same_at_every_level) {
-    static const int ns[] = {1, 15, 16, 77, 512, 2048};
+Test(kernels_f16, dot_is_the_levels_definition) {
+    static const int ns[] = {1, 7, 8, 15, 16, 77, 512, 2048};
     kern_level best = kern_detect();
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         int n = ns[k];
         ggml_half *w = f16_rows(n, 3 + (unsigned)n);
         float *x = act_rows(n, 9);
-        kern_set_level(KERN_SCALAR);
-        float want = kern_dot_f16(w, x, n);
         double ref = ref_dot(w, x, n);
-        cr_assert(fabs(want - ref) <= 1e-5 * (1 + fabs(ref)) * n, "n %d: %g vs %g", n, want, ref);
-        for (int l = KERN_AVX2; l <= (int)best; l++) {
+        for (int lanes = 8; lanes <= 16; lanes += 8) {
+            float d = kern_dot_f16_lanes(w, x, n, lanes);
+            cr_assert(fabs(d - ref) <= 1e-5 * (1 + fabs(ref)) * n, "n %d, %d lanes: %g vs %g", n, lanes, d, ref);
+        }
+        for (int l = KERN_SCALAR; l <= (int)best; l++) {
             kern_set_level((kern_level)l);
-            float got = kern_dot_f16(w, x, n);
-            cr_assert(got == want, "n %d at %s: %.9g, scalar %.9g", n, kern_level_name((kern_level)l), got, want);
+            int lanes = kern_f16_lanes();
+            cr_assert(lanes == (l == KERN_AVX2 ? 8 : 16), "%d lanes at %s", lanes, kern_level_name((kern_level)l));
+            float want = kern_dot_f16_lanes(w, x, n, lanes), got = kern_dot_f16(w, x, n);
+            cr_assert(got == want, "n %d at %s: %.9g, definition %.9g", n, kern_level_name((kern_level)l), got, want);
             cr_assert(kern_dot(GGML_TYPE_F16, w, x, n, NULL) == want, "kern_dot F16 at %s", kern_level_name((kern_level)l));
         }
         free(w);
@@ -70,7 +74,7 @@ Test(kernels_f16, dot_same_at_every_level) {
 }
 
 /* Every batch size (tiles and remainders), rows split in two ranges as threads split them
- * (blocks and leftover rows), each output == the scalar one-row dot. */
+ * (blocks and leftover rows), each output == the one-row definition with the level's lanes. */
 static void check_matmul(int rows, int n) {
     enum { NB = 37 };
     static const int nbs[] = {1, 4, 7, 16, 19, 32, 37};
@@ -79,12 +83,11 @@ static void check_matmul(int rows, int n) {
     int ldo = rows + 3, split = rows / 2 + 1;
     float *want = malloc(sizeof(float) * NB * (size_t)rows), *out = malloc(sizeof(float) * NB * (size_t)ldo);
     kern_level best = kern_detect();
-    kern_set_level(KERN_SCALAR);
-    for (int b = 0; b < NB; b++)
-        for (int r = 0; r < rows; r++)
-            want[b * rows + r] = kern_dot_f16(w + (size_t)r * n, x + (size_t)b * n, n);
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         kern_set_level((kern_level)l);
+        for (int b = 0; b < NB; b++)
+            for (int r = 0; r < rows; r++)
+                want[b * rows + r] = kern_dot_f16_lanes(w + (size_t)r * n, x + (size_t)b * n, n, kern_f16_lanes());
         for (size_t ni = 0; ni < sizeof nbs / sizeof nbs[0]; ni++) {
             int nb = nbs[ni];
             for (int i = 0; i < NB * ldo; i++)
@@ -111,12 +114,13 @@ static void check_matmul(int rows, int n) {
 Test(kernels_f16, matmul_equals_dots) {
     check_matmul(8, 64);
     check_matmul(27, 256);
-    check_matmul(19, 200); /* a tail of 8 past the lanes */
+    check_matmul(19, 200); /* a tail of 8 past 16 lanes */
+    check_matmul(6, 205);  /* tails past 8 and 16 lanes */
     check_matmul(13, 2048);
 }
 
 /* Scores of 1..40 keys (full passes of 2, 8 and 16, remainders) for 1..5 queries at once
- * == the one-key dot * scale. */
+ * == the one-key 16-lane dot * scale, at every level. */
 Test(kernels_f16, attention_scores_equal_one_key_dots) {
     static const int hds[] = {64, 128, 48, 40};
     enum { KEYS = 40, STRIDE = 300, NH = 5, OS = KEYS + 3 };
@@ -126,10 +130,9 @@ Test(kernels_f16, attention_scores_equal_one_key_dots) {
         ggml_half *k = f16_rows(KEYS * STRIDE, 5 + (unsigned)hd);
         float *q = act_rows(NH * 130, 7), want[NH][KEYS], got[NH * OS];
         float scale = 1.0f / sqrtf((float)hd);
-        kern_set_level(KERN_SCALAR);
         for (int h = 0; h < NH; h++)
             for (int t = 0; t < KEYS; t++)
-                want[h][t] = kern_dot_f16(k + (size_t)t * STRIDE + 3, q + h * 130, hd) * scale;
+                want[h][t] = kern_dot_f16_lanes(k + (size_t)t * STRIDE + 3, q + h * 130, hd, 16) * scale;
         for (int l = KERN_SCALAR; l <= (int)best; l++) {
             kern_set_level((kern_level)l);
             for (int nh = 1; nh <= NH; nh++)

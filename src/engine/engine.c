@@ -232,6 +232,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
     e->n_past = calloc((size_t)e->n_seq, sizeof(int));
+    e->head_left = calloc((size_t)(e->n_head + 2 * e->n_head_kv), sizeof *e->head_left);
     e->x = malloc(B * e->n_embd * sizeof(float));
     e->xn = malloc(B * e->n_embd * sizeof(float));
     e->q = malloc(B * e->q_dim * sizeof(float));
@@ -246,7 +247,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     e->scratch = malloc((size_t)nt * e->n_scratch * sizeof(float));
     e->rope_cs = malloc((size_t)e->n_ctx * e->n_rot * sizeof(float));
     if (!e->x || !e->xn || !e->q || !e->k || !e->v || !e->att || !e->g || !e->u || !e->act || !e->kc ||
-        !e->vc || !e->scratch || !e->rope_cs || !e->n_past) {
+        !e->vc || !e->scratch || !e->rope_cs || !e->n_past || !e->head_left) {
         snprintf(err, err_len, "out of memory for buffers and KV cache");
         return PACER_ERR_NOMEM;
     }
@@ -379,6 +380,7 @@ void engine_close(engine *e) {
     free(e->scratch);
     free(e->rope_cs);
     free(e->n_past);
+    free(e->head_left);
     gguf_close(e->gf);
     free(e);
 }

@@ -3,6 +3,7 @@
 #ifndef PACER_ENGINE_IMPL_H
 #define PACER_ENGINE_IMPL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,7 @@ struct engine {
     const float *out_norm;
     int n_seq;      /* KV cache slots: sequences evaluated independently */
     int *n_past;    /* per sequence: positions in its cache */
+    atomic_int *head_left; /* Q/K/V job: per q, k and v head, its chunks not yet done */
     /* buffers */
     float *x, *xn, *q, *k, *v, *att, *g, *u;
     int batch;      /* rows per chunk */

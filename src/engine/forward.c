@@ -4,11 +4,13 @@
  * Every step runs as pool jobs; each row's arithmetic is the serial one's whichever thread
  * does it, so results do not depend on the threads or the batch.
  *
- * A layer is seven pool jobs (five for one row: its RMSNorms run inline): the RMSNorm, the Q/K/V matrices
- * with each head's bias, norm, RoPE and K/V cache write done by the thread that made it;
- * attention, each unit preparing its slice of the output matrix's input; the output
- * matrix; gate and up, each chunk of rows taken through SwiGLU into the down matrix's input;
- * down. Matrices are split into chunks of rows handed out on demand (threadpool_chunks). */
+ * A layer is six pool jobs (four for one row: its RMSNorms run inline): the attention
+ * RMSNorm; the Q/K/V matrices, each head's bias, norm, RoPE and K/V cache write done by the
+ * thread that finishes the head's last chunk, then attention in the same job, each unit
+ * waiting for its heads and preparing its slice of the output matrix's input; the output
+ * matrix; the feed-forward RMSNorm; gate and up, each chunk of rows taken through SwiGLU
+ * into the down matrix's input; down. Matrices are split into chunks of rows handed out on
+ * demand (threadpool_chunks). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,7 @@ static void run_rows(engine *e, int nb, threadpool_fn fn, void *ctx) {
 /* ---------------- matrices ---------------- */
 
 enum { POST_NONE, POST_QKV, POST_SWIGLU };
+#define HEAD_POSTED (-1) /* e->head_left: the head's post-processing is written */
 
 typedef struct job {
     engine *e;
@@ -137,6 +140,7 @@ typedef struct job {
     ggml_type next_type;   /* the activation the post step prepares (SwiGLU, attention) */
     unsigned char *next_slot;
     int layer;
+    bool wait_heads;       /* attention: wait for each unit's Q/K/V heads (HEAD_POSTED) */
 } job;
 
 /* out[b * ldo + r] for rows [r0, r1) of m (r0 a multiple of 8 when packed) */
@@ -218,24 +222,35 @@ static void job_matmul(void *ctx, int ith, int nth) {
             i++;
         int r0 = (c - j->start[i]) * j->rows, r1 = imin(r0 + j->rows, j->m[i]->n_out);
         mat_rows(e, j->m[i], r0, r1, j->a[i], j->nb, j->out[i], j->ldo[i], scratch);
-        if (j->post == POST_QKV)
-            qkv_post(e, j->layer, i, r0, r1, 0, j->nb);
+        if (j->post != POST_QKV)
+            continue;
+        /* the head's last chunk done (acq_rel: its other chunks' outputs are seen): post it */
+        int h = r0 / e->hd, first = i == 0 ? 0 : i == 1 ? e->n_head : e->n_head + e->n_head_kv;
+        if (atomic_fetch_sub_explicit(&e->head_left[first + h], 1, memory_order_acq_rel) == 1) {
+            qkv_post(e, j->layer, i, h * e->hd, (h + 1) * e->hd, 0, j->nb);
+            atomic_store_explicit(&e->head_left[first + h], HEAD_POSTED, memory_order_release);
+        }
     }
 }
 
-/* Rows per chunk: about 16 chunks a thread (threads that finish early take more), a
- * multiple of `align` (16 keeps AMX's pairs of row groups whole). */
-static int chunk_rows(int rows, int nth, int align) {
-    int r = nth > 1 ? rows / (nth * 16) : rows;
+/* Rows per chunk, a multiple of `align`: about 16 chunks a thread for a batch (AMX keeps
+ * pairs of row groups whole with align 16), 32 for decode's few rows, whose chunks stream
+ * weights from memory: a job's threads finish within about half a chunk's time of each
+ * other, idling that long before the next job. */
+static int chunk_rows(int rows, int nb, int nth, int align) {
+    int r = nth > 1 ? rows / (nth * (nb < 16 ? 32 : 16)) : rows;
     r = (r + align - 1) / align * align;
     return r < align ? align : r;
+}
+
+static const void *act_slot(const engine *e, int slot) {
+    return (const unsigned char *)e->act + (size_t)slot * e->batch * e->act_stride;
 }
 
 /* Sets j up for matrices ms over activation slots from `slot` on (matrices of one
  * activation type share a slot); rj (if not NULL) gets the slots to prepare. */
 static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const *ms, float *const *outs, int slot,
                           row_job *rj) {
-    unsigned char *act = e->act;
     j->e = e;
     j->nb = nb;
     j->n_mm = n_mm;
@@ -257,7 +272,7 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
             j->a[i] = j->a[same];
             continue;
         }
-        j->a[i] = act + (size_t)(slot + i) * e->batch * e->act_stride;
+        j->a[i] = act_slot(e, slot + i);
         if (rj) {
             rj->type[rj->n_slot] = m->type;
             rj->slot[rj->n_slot++] = (unsigned char *)j->a[i];
@@ -265,16 +280,18 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
     }
 }
 
-/* Splits j's matrices into chunks of about `rows` rows (a multiple of align) and runs it. */
-static void run_matmul_job(engine *e, job *j, int align) {
+/* Splits j's matrices into chunks (multiples of align rows, at most `most`). */
+static void set_chunks(engine *e, job *j, int align, int most) {
     int nth = threadpool_size(e->tp), total = 0, n;
     for (int i = 0; i < j->n_mm; i++)
         total += j->m[i]->n_out;
     if (j->paired) { /* a chunk's rows of every matrix */
-        j->rows = chunk_rows(j->m[0]->n_out, nth, align);
+        j->rows = chunk_rows(j->m[0]->n_out, j->nb, nth, align);
         n = (j->m[0]->n_out + j->rows - 1) / j->rows;
     } else {
-        j->rows = chunk_rows(total, nth, align);
+        j->rows = chunk_rows(total, j->nb, nth, align);
+        if (most > 0 && j->rows > most)
+            j->rows = most;
         n = 0;
         for (int i = 0; i < j->n_mm; i++) {
             j->start[i] = n;
@@ -283,7 +300,25 @@ static void run_matmul_job(engine *e, job *j, int align) {
         j->start[j->n_mm] = n;
     }
     threadpool_chunks_init(&j->ch, n, nth);
+}
+
+static void run_matmul_job(engine *e, job *j, int align, int most) {
+    set_chunks(e, j, align, most);
     threadpool_run(e->tp, job_matmul, j);
+}
+
+/* Q/K/V in chunks that divide the head size (a multiple of 8): each head's last chunk to
+ * finish post-processes it (qkv_post) on the thread that finished it. */
+static void setup_qkv_chunks(engine *e, job *j) {
+    int nth = threadpool_size(e->tp), hd = e->hd, total = e->q_dim + 2 * e->kv_dim;
+    int r = chunk_rows(total, j->nb, nth, j->nb < 16 ? 8 : 16);
+    r = r > hd ? hd : r;
+    while (hd % r)
+        r -= 8;
+    for (int k = 0; k < e->n_head + 2 * e->n_head_kv; k++)
+        atomic_store_explicit(&e->head_left[k], hd / r, memory_order_relaxed);
+    j->post = POST_QKV;
+    set_chunks(e, j, r, r);
 }
 
 /* rj's row work, then up to three matrices on its prepared rows (nb - first of them). */
@@ -291,7 +326,7 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
     job j = {0};
     setup_matmuls(e, &j, rj->nb - rj->first, n_mm, ms, outs, 0, rj);
     run_rows(e, rj->nb, job_rows, rj);
-    run_matmul_job(e, &j, 16);
+    run_matmul_job(e, &j, 16, 0);
 }
 
 /* ---------------- attention ---------------- */
@@ -314,6 +349,12 @@ static void job_attention(void *ctx, int ith, int nth) {
         int b = u * per / e->n_head, h0 = u * per % e->n_head, kvh = h0 / group, n = e->row_pos[b] + 1;
         size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)kvh * hd;
         float *att = e->att + (size_t)b * e->q_dim + (size_t)h0 * hd;
+        for (int h = 0; j->wait_heads && h < per; h++)
+            threadpool_wait_until(&e->head_left[h0 + h], HEAD_POSTED);
+        if (j->wait_heads) {
+            threadpool_wait_until(&e->head_left[e->n_head + kvh], HEAD_POSTED);
+            threadpool_wait_until(&e->head_left[e->n_head + e->n_head_kv + kvh], HEAD_POSTED);
+        }
         for (int h = 0; h < per; h++)
             kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)h * hd, hd);
         kern_attn_scores(per, e->kc + base, e->kv_dim, qh, hd, hd, n, scale, sc, n);
@@ -328,8 +369,18 @@ static void job_attention(void *ctx, int ith, int nth) {
 
 /* ---------------- a chunk of rows ---------------- */
 
-/* The attention half of layer l: Q/K/V (their post-processing fused where chunks can end on
- * head boundaries), attention, the output matrix into e->xn. */
+/* Q/K/V, then attention in one job: a thread that finds no Q/K/V chunk left takes attention
+ * units, each waiting until its heads are post-processed (by threads that are running Q/K/V
+ * chunks, which wait on nothing: no deadlock). One barrier less a layer, and the Q/K/V
+ * job's last chunks overlap the first attention units. */
+static void job_qkv_attention(void *ctx, int ith, int nth) {
+    job **jobs = ctx;
+    job_matmul(jobs[0], ith, nth);
+    job_attention(jobs[1], ith, nth);
+}
+
+/* The attention half of layer l: Q/K/V (post-processing fused where chunks can end on head
+ * boundaries, and then one job with attention), attention, the output matrix into e->xn. */
 static void layer_attention(engine *e, const int32_t *tokens, int nb, int l) {
     const layer *L = &e->layers[l];
     int nth = threadpool_size(e->tp);
@@ -339,30 +390,37 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l) {
     job j = {.layer = l};
     setup_matmuls(e, &j, nb, 3, qkv, qkv_out, 0, &pre);
     run_rows(e, nb, job_rows, &pre);
-    bool fused = e->hd % 8 == 0;
-    j.post = fused ? POST_QKV : POST_NONE;
-    run_matmul_job(e, &j, fused ? e->hd : 16);
-    if (!fused)
-        run_rows(e, nb, job_qkv_rows, &j);
 
+    /* wo's activation goes to a slot the Q/K/V matrices do not read (they use at most two) */
+    int slot = 0;
+    while (j.a[0] == act_slot(e, slot) || j.a[1] == act_slot(e, slot) || j.a[2] == act_slot(e, slot))
+        slot++;
     const mat *wo[1] = {&L->wo};
     float *wo_out[1] = {e->xn};
-    job aj = {.e = e, .nb = nb, .layer = l};
-    setup_matmuls(e, &aj, nb, 1, wo, wo_out, 0, NULL);
+    job aj = {.layer = l};
+    setup_matmuls(e, &aj, nb, 1, wo, wo_out, slot, NULL);
     bool ao_fused = e->hd % 32 == 0; /* a unit's slice is whole activation blocks */
     aj.rows = nb * e->n_head_kv >= nth ? e->n_head / e->n_head_kv : 1;
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
     threadpool_chunks_init(&aj.ch, nb * e->n_head / aj.rows, nth);
-    threadpool_run(e->tp, job_attention, &aj);
+    if (e->hd % 8 == 0) {
+        setup_qkv_chunks(e, &j);
+        aj.wait_heads = true;
+        job *both[2] = {&j, &aj};
+        threadpool_run(e->tp, job_qkv_attention, both);
+    } else {
+        run_matmul_job(e, &j, 16, 0);
+        run_rows(e, nb, job_qkv_rows, &j);
+        threadpool_run(e->tp, job_attention, &aj);
+    }
     if (!ao_fused) {
         row_job ao = {.e = e, .nb = nb, .in = e->att, .n_in = e->q_dim, .n_slot = 1};
         ao.type[0] = L->wo.type;
         ao.slot[0] = (unsigned char *)aj.a[0];
         run_rows(e, nb, job_rows, &ao);
     }
-    aj.post = POST_NONE;
-    run_matmul_job(e, &aj, 16);
+    run_matmul_job(e, &aj, 16, 0);
 }
 
 /* The feed-forward half of layer l: residual and norm, gate and up with SwiGLU fused into
@@ -375,13 +433,13 @@ static void layer_ffn(engine *e, int nb, int l) {
     job j = {0};
     setup_matmuls(e, &j, nb, 2, gu, gu_out, 0, &fn);
     run_rows(e, nb, job_rows, &fn);
-    unsigned char *down_act = (unsigned char *)e->act + (size_t)SLOT_DOWN * e->batch * e->act_stride;
+    unsigned char *down_act = (unsigned char *)act_slot(e, SLOT_DOWN);
     bool fused = e->n_ff % 32 == 0;
     j.paired = true;
     j.post = fused ? POST_SWIGLU : POST_NONE;
     j.next_type = L->down.type;
     j.next_slot = down_act;
-    run_matmul_job(e, &j, 32);
+    run_matmul_job(e, &j, 32, 0);
     if (!fused) {
         row_job sw = {.e = e, .nb = nb, .swiglu = true, .in = e->g, .n_in = e->n_ff, .n_slot = 1};
         sw.type[0] = L->down.type;
@@ -393,7 +451,7 @@ static void layer_ffn(engine *e, int nb, int l) {
     job dj = {0};
     setup_matmuls(e, &dj, nb, 1, dn, dn_out, 0, NULL);
     dj.a[0] = down_act;
-    run_matmul_job(e, &dj, 16);
+    run_matmul_job(e, &dj, 16, 0);
 }
 
 /* One chunk of at most e->batch rows: token b at e->row_pos[b] of sequence e->row_seq[b]

@@ -160,3 +160,8 @@ void threadpool_chunks_init(threadpool_chunks *ch, int n, int nth) {
     ch->n = n;
     atomic_store_explicit(&ch->next, nth, memory_order_relaxed);
 }
+
+void threadpool_wait_until(atomic_int *x, int value) {
+    for (int spins = 1; atomic_load_explicit(x, memory_order_acquire) != value; spins++)
+        spin_wait(spins);
+}

@@ -29,6 +29,9 @@ typedef struct threadpool_chunks {
 } threadpool_chunks;
 void threadpool_chunks_init(threadpool_chunks *ch, int n, int nth);
 static inline int threadpool_chunk_first(const threadpool_chunks *ch, int ith) { return ith < ch->n ? ith : -1; }
+/* Inside a job: waits (spinning, yielding now and then) until *x == value (acquire). Only for
+ * what another thread of the same job is sure to produce without waiting itself. */
+void threadpool_wait_until(atomic_int *x, int value);
 static inline int threadpool_chunk_next(threadpool_chunks *ch) {
     int c = atomic_fetch_add_explicit(&ch->next, 1, memory_order_relaxed);
     return c < ch->n ? c : -1;

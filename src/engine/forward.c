@@ -233,12 +233,13 @@ static void job_matmul(void *ctx, int ith, int nth) {
     }
 }
 
-/* Rows per chunk, a multiple of `align`: about 16 chunks a thread for a batch (AMX keeps
- * pairs of row groups whole with align 16), 32 for decode's few rows, whose chunks stream
- * weights from memory: a job's threads finish within about half a chunk's time of each
- * other, idling that long before the next job. */
+/* Rows per chunk, a multiple of `align`. Decode's few rows: about 32 chunks a thread, which
+ * stream weights from memory: a job's threads finish within about half a chunk's time of
+ * each other, idling that long before the next job. A batch: about 4 a thread (AMX keeps
+ * pairs of row groups whole with align 16; on the 16-core host 16 a thread made q4_0
+ * pp128 about 25 % slower than 4). */
 static int chunk_rows(int rows, int nb, int nth, int align) {
-    int r = nth > 1 ? rows / (nth * (nb < 16 ? 32 : 16)) : rows;
+    int r = nth > 1 ? rows / (nth * (nb < 16 ? 32 : 4)) : rows;
     r = (r + align - 1) / align * align;
     return r < align ? align : r;
 }

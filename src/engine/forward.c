@@ -235,11 +235,14 @@ static void job_matmul(void *ctx, int ith, int nth) {
 
 /* Rows per chunk, a multiple of `align`. Decode's few rows: about 32 chunks a thread, which
  * stream weights from memory: a job's threads finish within about half a chunk's time of
- * each other, idling that long before the next job. A batch: about 4 a thread (AMX keeps
- * pairs of row groups whole with align 16; on the 16-core host 16 a thread made q4_0
- * pp128 about 25 % slower than 4). */
+ * each other, idling that long before the next job. A batch: about 4 a thread and at
+ * least 64 rows (AMX: several pairs of row groups a call, so the weights stream and the
+ * tile setup amortises; on the 16-core host 16 chunks a thread made q4_0 pp128 about 25 %
+ * slower than 4). */
 static int chunk_rows(int rows, int nb, int nth, int align) {
     int r = nth > 1 ? rows / (nth * (nb < 16 ? 32 : 4)) : rows;
+    if (nb >= 16 && r < 64)
+        r = 64;
     r = (r + align - 1) / align * align;
     return r < align ? align : r;
 }

@@ -383,9 +383,21 @@ static void job_qkv_attention(void *ctx, int ith, int nth) {
     job_attention(jobs[1], ith, nth);
 }
 
+/* Keeps only the chunk's last row for the rest of the layer (the output matrix's input row
+ * and the residual stream move to row 0). */
+static void keep_last_row(engine *e, int nb, unsigned char *wo_act) {
+    memcpy(e->x, e->x + (size_t)(nb - 1) * e->n_embd, (size_t)e->n_embd * sizeof(float));
+    if (wo_act)
+        memcpy(wo_act, wo_act + (size_t)(nb - 1) * e->act_stride, e->act_stride);
+    else
+        memcpy(e->att, e->att + (size_t)(nb - 1) * e->q_dim, (size_t)e->q_dim * sizeof(float));
+}
+
 /* The attention half of layer l: Q/K/V (post-processing fused where chunks can end on head
- * boundaries, and then one job with attention), attention, the output matrix into e->xn. */
-static void layer_attention(engine *e, const int32_t *tokens, int nb, int l) {
+ * boundaries, and then one job with attention), attention, the output matrix into e->xn for
+ * the `keep` rows that go on (all, the last one moved to row 0, or none: only the K/V cache
+ * was wanted). */
+static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int keep) {
     const layer *L = &e->layers[l];
     int nth = threadpool_size(e->tp);
     row_job pre = {.nb = nb, .tokens = l == 0 ? tokens : NULL, .resid = l > 0, .norm = L->attn_norm, .n_in = e->n_embd};
@@ -418,8 +430,14 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l) {
         run_rows(e, nb, job_qkv_rows, &j);
         threadpool_run(e->tp, job_attention, &aj);
     }
+    if (keep == 0)
+        return;
+    if (keep < nb) {
+        keep_last_row(e, nb, ao_fused ? (unsigned char *)aj.a[0] : NULL);
+        aj.nb = keep;
+    }
     if (!ao_fused) {
-        row_job ao = {.e = e, .nb = nb, .in = e->att, .n_in = e->q_dim, .n_slot = 1};
+        row_job ao = {.e = e, .nb = keep, .in = e->att, .n_in = e->q_dim, .n_slot = 1};
         ao.type[0] = L->wo.type;
         ao.slot[0] = (unsigned char *)aj.a[0];
         run_rows(e, nb, job_rows, &ao);
@@ -463,13 +481,19 @@ static void layer_ffn(engine *e, int nb, int l) {
  * it would be alone: the kernels do not depend on the batch (kernels.h), and the per-row
  * steps run on all threads, a row on one thread, in the serial order. */
 static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
+    /* the last layer's output matrix and feed-forward only for the rows whose logits are
+     * wanted (its K/V cache comes from its Q/K/V, which every row computes) */
+    int keep = !logits ? 0 : all_logits ? nb : 1;
     for (int l = 0; l < e->n_layer; l++) {
-        layer_attention(e, tokens, nb, l);
-        layer_ffn(e, nb, l);
+        int rows = l == e->n_layer - 1 ? keep : nb;
+        layer_attention(e, tokens, nb, l, rows);
+        if (rows == 0)
+            return;
+        layer_ffn(e, rows, l);
     }
-    if (!logits)
+    if (keep == 0)
         return;
-    row_job out = {.nb = nb, .first = all_logits ? 0 : nb - 1, .resid = true, .norm = e->out_norm, .n_in = e->n_embd};
+    row_job out = {.nb = keep, .resid = true, .norm = e->out_norm, .n_in = e->n_embd};
     const mat *om[1] = {&e->output};
     float *oo[1] = {logits};
     run_matmuls(e, &out, 1, om, oo);

@@ -266,6 +266,19 @@ T_AVX2 static int f32_to_f16_avx2(const float *x, ggml_half *y, int n) {
     return i;
 }
 
+/* x rounded through F16 and back to F32, 8 at a time (f32_to_f16_avx2's rounding; the
+ * widening is exact); NaN runs are left to the scalar path. Returns the elements done. */
+T_AVX2 static int f16_round_avx2(const float *x, float *o, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+            break;
+        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+    }
+    return i;
+}
+
 /* quantize_q8_scalar's results, 8 lanes at a time: the same amax, d, 1/d and x * (1/d),
  * rounded half to even. */
 T_AVX2 static void quantize_q8_avx2(const float *x, kern_q8_block *y, int n) {
@@ -333,7 +346,12 @@ void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
     switch (t) {
     case GGML_TYPE_F16: { /* rounded through F16, kept as F32 so kernels convert only weights */
         ggml_half h[64];
-        for (int i0 = 0; i0 < n; i0 += 64) {
+        int done = 0;
+#ifdef KERN_X86
+        if (kern_get_level() >= KERN_AVX2)
+            done = f16_round_avx2(x, o, n);
+#endif
+        for (int i0 = done; i0 < n; i0 += 64) {
             int m = n - i0 < 64 ? n - i0 : 64;
             kern_f32_to_f16(x + i0, h, m);
             for (int i = 0; i < m; i++)

@@ -238,6 +238,14 @@ Test(kernels, f32_to_f16_same_at_every_level) {
         for (int i = 0; i < M; i++)
             cr_assert_eq(got[i], ref[i], "%s: element %d (%.9g): 0x%04x vs 0x%04x", kern_level_name((kern_level)l), i,
                          x[i], got[i], ref[i]);
+        /* F16 activations: the same rounding, widened back (NaN stays NaN) */
+        float act[M];
+        kern_act_prepare(GGML_TYPE_F16, x, act, M);
+        for (int i = 0; i < M; i++) {
+            float want = ggml_fp16_to_fp32(ref[i]);
+            cr_assert(isnan(want) ? isnan(act[i]) : memcmp(&act[i], &want, sizeof want) == 0,
+                      "%s: F16 activation %d (%.9g): %.9g vs %.9g", kern_level_name((kern_level)l), i, x[i], act[i], want);
+        }
     }
     kern_set_level(best);
 }

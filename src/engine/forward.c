@@ -10,7 +10,8 @@
  * waiting for its heads and preparing its slice of the output matrix's input; the output
  * matrix; the feed-forward RMSNorm; gate and up, each chunk of rows taken through SwiGLU
  * into the down matrix's input; down. Matrices are split into chunks of rows handed out on
- * demand (threadpool_chunks). */
+ * demand (threadpool_chunks). The last layer's output matrix and feed-forward run only for
+ * the rows whose logits are wanted. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +71,10 @@ static size_t kv_offset(const engine *e, int seq, int l, int pos) {
 
 /* One job over the chunk's rows: optionally the token embedding (first layer), the residual
  * x += xn, SwiGLU (g = silu(g) * u), an RMSNorm of x; then the row is prepared for each
- * distinct activation type. Rows before `first` get only the embedding/residual (the output
- * norm skips them); row b >= first goes to activation row b - first. */
+ * distinct activation type. */
 typedef struct row_job {
     engine *e;
-    int nb, first;
+    int nb;
     const int32_t *tokens; /* embed these first, or NULL */
     bool resid, swiglu;
     const float *norm;     /* rmsnorm(x) is the input, or NULL: `in` rows are */
@@ -100,13 +100,11 @@ static void job_rows(void *ctx, int ith, int nth) {
                 x[i] += e->xn[(size_t)b * D + i];
         if (rj->swiglu)
             swiglu(e, (size_t)b * e->n_ff, (size_t)(b + 1) * e->n_ff);
-        if (b < rj->first)
-            continue;
         const float *src = rj->in ? rj->in + (size_t)b * rj->n_in : normed;
         if (rj->norm)
             rmsnorm(normed, x, rj->norm, D, e->eps);
         for (int s = 0; s < rj->n_slot; s++)
-            kern_act_prepare(rj->type[s], src, rj->slot[s] + (size_t)(b - rj->first) * e->act_stride, rj->n_in);
+            kern_act_prepare(rj->type[s], src, rj->slot[s] + (size_t)b * e->act_stride, rj->n_in);
     }
 }
 
@@ -325,10 +323,10 @@ static void setup_qkv_chunks(engine *e, job *j) {
     set_chunks(e, j, r, r);
 }
 
-/* rj's row work, then up to three matrices on its prepared rows (nb - first of them). */
+/* rj's row work, then up to three matrices on its prepared rows. */
 static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, float *const *outs) {
     job j = {0};
-    setup_matmuls(e, &j, rj->nb - rj->first, n_mm, ms, outs, 0, rj);
+    setup_matmuls(e, &j, rj->nb, n_mm, ms, outs, 0, rj);
     run_rows(e, rj->nb, job_rows, rj);
     run_matmul_job(e, &j, 16, 0);
 }
@@ -487,9 +485,8 @@ static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logit
     for (int l = 0; l < e->n_layer; l++) {
         int rows = l == e->n_layer - 1 ? keep : nb;
         layer_attention(e, tokens, nb, l, rows);
-        if (rows == 0)
-            return;
-        layer_ffn(e, rows, l);
+        if (rows > 0)
+            layer_ffn(e, rows, l);
     }
     if (keep == 0)
         return;

@@ -358,7 +358,7 @@ static void job_attention(void *ctx, int ith, int nth) {
             threadpool_wait_until(&e->head_left[e->n_head + e->n_head_kv + kvh], HEAD_POSTED);
         }
         for (int h = 0; h < per; h++)
-            kern_act_prepare(GGML_TYPE_F16, e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)h * hd, hd);
+            kern_round_f16(e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)h * hd, hd);
         kern_attn_scores(per, e->kc + base, e->kv_dim, qh, hd, hd, n, scale, sc, n);
         for (int h = 0; h < per; h++)
             kern_softmax_f16(sc + (size_t)h * n, n);

@@ -81,6 +81,7 @@ bool kern_weight_supported(ggml_type t) {
 ggml_type kern_act_type(ggml_type t) {
     switch (t) {
     case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_Q6_K: return GGML_TYPE_Q8_0;
+    case GGML_TYPE_F16: return kern_f16_act_type();
     default: return GGML_TYPE_F32;
     }
 }
@@ -88,6 +89,7 @@ ggml_type kern_act_type(ggml_type t) {
 size_t kern_act_size(ggml_type t, int n) {
     switch (kern_act_type(t)) {
     case GGML_TYPE_Q8_0: return (size_t)(n / 32) * sizeof(kern_q8_block);
+    case GGML_TYPE_F16: return (size_t)n * sizeof(ggml_half);
     default: return (size_t)n * sizeof(float);
     }
 }
@@ -341,24 +343,30 @@ void kern_f32_to_f16(const float *x, ggml_half *y, int n) {
         y[i] = ggml_fp32_to_fp16(x[i]);
 }
 
+void kern_round_f16(const float *x, float *out, int n) {
+    ggml_half h[64];
+    int done = 0;
+#ifdef KERN_X86
+    if (kern_get_level() >= KERN_AVX2)
+        done = f16_round_avx2(x, out, n);
+#endif
+    for (int i0 = done; i0 < n; i0 += 64) {
+        int m = n - i0 < 64 ? n - i0 : 64;
+        kern_f32_to_f16(x + i0, h, m);
+        for (int i = 0; i < m; i++)
+            out[i0 + i] = ggml_fp16_to_fp32(h[i]);
+    }
+}
+
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
     float *o = out;
     switch (t) {
-    case GGML_TYPE_F16: { /* rounded through F16, kept as F32 so kernels convert only weights */
-        ggml_half h[64];
-        int done = 0;
-#ifdef KERN_X86
-        if (kern_get_level() >= KERN_AVX2)
-            done = f16_round_avx2(x, o, n);
-#endif
-        for (int i0 = done; i0 < n; i0 += 64) {
-            int m = n - i0 < 64 ? n - i0 : 64;
-            kern_f32_to_f16(x + i0, h, m);
-            for (int i = 0; i < m; i++)
-                o[i0 + i] = ggml_fp16_to_fp32(h[i]);
-        }
+    case GGML_TYPE_F16: /* rounded through F16 (as ggml rounds them), kept in the level's form */
+        if (kern_f16_act_type() == GGML_TYPE_F16)
+            kern_f32_to_f16(x, out, n);
+        else
+            kern_round_f16(x, out, n);
         break;
-    }
     case GGML_TYPE_BF16:
         for (int i = 0; i < n; i++)
             o[i] = ggml_bf16_to_fp32(ggml_fp32_to_bf16(x[i]));
@@ -377,6 +385,11 @@ void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
 }
 
 void kern_act_dequantize(ggml_type t, const void *a, float *x, int n) {
+    if (kern_act_type(t) == GGML_TYPE_F16) { /* F16 weights' activations below AVX-512 */
+        for (int i = 0; i < n; i++)
+            x[i] = ggml_fp16_to_fp32(((const ggml_half *)a)[i]);
+        return;
+    }
     if (kern_act_type(t) != GGML_TYPE_Q8_0) {
         memcpy(x, a, (size_t)n * sizeof(float));
         return;

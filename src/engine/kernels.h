@@ -33,9 +33,10 @@ typedef struct kern_q8_block {
 } kern_q8_block;
 
 /* The kind of activation rows weights of type `t` multiply: GGML_TYPE_Q8_0 (meaning rows
- * of kern_q8_block) for Q8_0/Q4_0/Q4_K, F32 otherwise. For F16 and BF16 weights the F32 values
- * are first rounded to F16 / BF16, as ggml rounds activations before those dot products.
- * Matrices whose types give the same kind can share one prepared row. */
+ * of kern_q8_block) for Q8_0/Q4_0/Q4_K/Q6_K; for F16 the level's kern_f16_act_type (F16, or
+ * F32 holding F16-rounded values); F32 otherwise, rounded to BF16 first for BF16 weights. So
+ * F16 and BF16 dot products see activations rounded as ggml rounds them. Matrices whose
+ * types give the same kind can share one prepared row. */
 ggml_type kern_act_type(ggml_type t);
 /* Bytes of one prepared activation row of n elements for weights of type `t`. */
 size_t kern_act_size(ggml_type t, int n);
@@ -44,6 +45,8 @@ size_t kern_act_size(ggml_type t, int n);
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n);
 /* The values a prepared row stands for (n floats), for tests and references. */
 void kern_act_dequantize(ggml_type t, const void *a, float *x, int n);
+/* x rounded to F16 and widened back (attention's queries, as ggml rounds them). */
+void kern_round_f16(const float *x, float *out, int n);
 
 /* dot(weight row w of type t, prepared activation a), n elements. `scratch` holds n floats
  * (used for types that are dequantized first: Q6_K, ...). */

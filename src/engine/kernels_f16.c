@@ -6,6 +6,7 @@
 #include "engine/kernels_f16.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -34,24 +35,28 @@ static float reduce16(const float *l) {
     return reduce8(s);
 }
 
-/* The elements [i, n) after the 16-lane part. */
-static float dot_tail(float s, const ggml_half *w, const float *x, int i, int n) {
+/* Element i of the other operand: floats (xf: attention's queries) or F16 (xh: a matrix's
+ * activations); one of the two is NULL. Both give the same values. */
+static inline float x_at(const float *xf, const ggml_half *xh, int i) { return xf ? xf[i] : ggml_fp16_to_fp32(xh[i]); }
+
+/* The elements [i, n) after the lanes' part. */
+static float dot_tail(float s, const ggml_half *w, const float *xf, const ggml_half *xh, int i, int n) {
     for (; i < n; i++)
-        s = fmaf(ggml_fp16_to_fp32(w[i]), x[i], s);
+        s = fmaf(ggml_fp16_to_fp32(w[i]), x_at(xf, xh, i), s);
     return s;
 }
 
 /* The definition with L lanes (16 or 8). */
-static float dot_lanes(const ggml_half *w, const float *x, int n, int L) {
+static float dot_lanes(const ggml_half *w, const float *xf, const ggml_half *xh, int n, int L) {
     float l[16] = {0};
     int nl = n / L * L;
     for (int i = 0; i < nl; i += L)
         for (int j = 0; j < L; j++)
-            l[j] = fmaf(ggml_fp16_to_fp32(w[i + j]), x[i + j], l[j]);
-    return dot_tail(L == 16 ? reduce16(l) : reduce8(l), w, x, nl, n);
+            l[j] = fmaf(ggml_fp16_to_fp32(w[i + j]), x_at(xf, xh, i + j), l[j]);
+    return dot_tail(L == 16 ? reduce16(l) : reduce8(l), w, xf, xh, nl, n);
 }
 
-static float dot_scalar(const ggml_half *w, const float *x, int n) { return dot_lanes(w, x, n, 16); }
+static float dot_scalar(const ggml_half *w, const float *x, int n) { return dot_lanes(w, x, NULL, n, 16); }
 
 static void scores_scalar(const ggml_half *k, size_t ks, const float *q, int hd, int n, float scale, float *out) {
     for (int t = 0; t < n; t++)
@@ -121,17 +126,18 @@ T_AVX2 static INL float reduce8_avx2(__m256 v) {
 T_AVX2 static INL float reduce_avx2(__m256 lo, __m256 hi) { return reduce8_avx2(_mm256_add_ps(lo, hi)); }
 
 /* The matrix kernels at AVX2 take the 8-lane order: one ymm a (row, token). */
-T_AVX2 static float dot_avx2(const ggml_half *w, const float *x, int n) {
+T_AVX2 static float dot_avx2(const ggml_half *w, const ggml_half *x, int n) {
     __m256 a = _mm256_setzero_ps();
     int n8 = n & ~7;
     for (int i = 0; i < n8; i += 8)
-        a = _mm256_fmadd_ps(F16Y(w + i), _mm256_loadu_ps(x + i), a);
-    return dot_tail(reduce8_avx2(a), w, x, n8, n);
+        a = _mm256_fmadd_ps(F16Y(w + i), F16Y(x + i), a);
+    return dot_tail(reduce8_avx2(a), w, NULL, x, n8, n);
 }
 
 /* R rows x T tokens (R <= 4, T <= 3): out[r * T + t]. The T activation vectors stay in
- * registers while each row's weight vector is converted once and used for all T. */
-T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out) {
+ * registers while each row's weight vector is converted once and used for all T (F16
+ * activations: a tile's rows and tokens then fit in L1 together, 4 x 3 of 2048 in 28 KB). */
+T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const ggml_half *const *x, int R, int T, int n, float *out) {
     __m256 acc[4][3];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
@@ -143,7 +149,7 @@ T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const float *const *
         __m256 xv[3];
 #pragma GCC unroll 3
         for (int t = 0; t < T; t++)
-            xv[t] = _mm256_loadu_ps(x[t] + i);
+            xv[t] = F16Y(x[t] + i);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m256 wv = F16Y(w[r] + i);
@@ -154,23 +160,23 @@ T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const float *const *
     }
     for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++)
-            out[r * T + t] = dot_tail(reduce8_avx2(acc[r][t]), w[r], x[t], n8, n);
+            out[r * T + t] = dot_tail(reduce8_avx2(acc[r][t]), w[r], NULL, x[t], n8, n);
 }
 
 /* One token, eight rows per pass (no software prefetch: on an AVX2 EPYC it cost ~5 % of decode). */
-T_AVX2 static void gemv8_avx2(const ggml_half *const *w, const float *x, int n, float *out) {
+T_AVX2 static void gemv8_avx2(const ggml_half *const *w, const ggml_half *x, int n, float *out) {
     __m256 acc[8];
     for (int r = 0; r < 8; r++)
         acc[r] = _mm256_setzero_ps();
     int n8 = n & ~7;
     for (int i = 0; i < n8; i += 8) {
-        __m256 xv = _mm256_loadu_ps(x + i);
+        __m256 xv = F16Y(x + i);
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++)
             acc[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xv, acc[r]);
     }
     for (int r = 0; r < 8; r++)
-        out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], x, n8, n);
+        out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], NULL, x, n8, n);
 }
 
 /* ---------------- AVX-512: 16 lanes in one zmm ---------------- */
@@ -179,12 +185,14 @@ T_AVX512 static INL float reduce_avx512(__m512 v) {
     return reduce_avx2(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
+/* AVX-512 takes F32 activations (kern_act_type): a conversion there takes a port that the
+ * multiply-adds need. */
 T_AVX512 static float dot_avx512(const ggml_half *w, const float *x, int n) {
     __m512 a = _mm512_setzero_ps();
     int n16 = n & ~15;
     for (int i = 0; i < n16; i += 16)
         a = _mm512_fmadd_ps(F16Z(w + i), _mm512_loadu_ps(x + i), a);
-    return dot_tail(reduce_avx512(a), w, x, n16, n);
+    return dot_tail(reduce_avx512(a), w, x, NULL, n16, n);
 }
 
 T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *const *x, int R, int T, int n,
@@ -211,7 +219,7 @@ T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *con
     }
     for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++)
-            out[r * T + t] = dot_tail(reduce_avx512(acc[r][t]), w[r], x[t], n16, n);
+            out[r * T + t] = dot_tail(reduce_avx512(acc[r][t]), w[r], x[t], NULL, n16, n);
 }
 
 /* One token, eight rows per pass. */
@@ -230,12 +238,12 @@ T_AVX512 static void gemv8_avx512(const ggml_half *const *w, const float *x, int
         }
     }
     for (int r = 0; r < 8; r++)
-        out[r] = dot_tail(reduce_avx512(acc[r]), w[r], x, n16, n);
+        out[r] = dot_tail(reduce_avx512(acc[r]), w[r], x, NULL, n16, n);
 }
 
 /* The tile kernels at their fixed sizes (a switch, so each instance has constant loops);
  * rows left over from the blocks of four one at a time. */
-T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out) {
+T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const ggml_half *const *x, int R, int T, int n, float *out) {
     if (R != 4) {
         for (int r = 0; r < R; r++)
             for (int t = 0; t < T; t++)
@@ -272,9 +280,14 @@ T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *con
 
 int kern_f16_lanes(void) { return kern_get_level() == KERN_AVX2 ? 8 : 16; }
 
-float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, n, lanes); }
+float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, NULL, n, lanes); }
 
-float kern_dot_f16(const ggml_half *w, const float *x, int n) {
+/* The activation format: F32 (F16-rounded values) from AVX-512 on, F16 below. */
+static bool act_is_f32(kern_level l) { return l >= KERN_AVX512; }
+
+ggml_type kern_f16_act_type(void) { return act_is_f32(kern_get_level()) ? GGML_TYPE_F32 : GGML_TYPE_F16; }
+
+float kern_dot_f16(const ggml_half *w, const void *x, int n) {
 #ifdef KF_X86
     kern_level l = kern_get_level();
     if (l >= KERN_AVX512)
@@ -282,11 +295,11 @@ float kern_dot_f16(const ggml_half *w, const float *x, int n) {
     if (l == KERN_AVX2)
         return dot_avx2(w, x, n);
 #endif
-    return dot_scalar(w, x, n);
+    return dot_lanes(w, NULL, x, n, 16);
 }
 
 /* One token: rows in passes of 8, the rest one at a time. */
-static void gemv(kern_level l, const unsigned char *W, size_t rb, int n, int r0, int r1, const float *x, float *out) {
+static void gemv(kern_level l, const unsigned char *W, size_t rb, int n, int r0, int r1, const void *x, float *out) {
     int r = r0;
 #ifdef KF_X86
     int step = l >= KERN_AVX2 ? 8 : 0;
@@ -312,7 +325,7 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
     kern_level l = kern_get_level();
     if (nb == 1 || l == KERN_SCALAR) {
         for (int b = 0; b < nb; b++)
-            gemv(l, wb, row_bytes, n, r0, r1, (const float *)(ab + (size_t)b * act_bytes), out + (size_t)b * ldo);
+            gemv(l, wb, row_bytes, n, r0, r1, ab + (size_t)b * act_bytes, out + (size_t)b * ldo);
         return;
     }
 #ifdef KF_X86
@@ -327,14 +340,14 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
         int tiles = (nb + TM - 1) / TM;
         for (int b = 0, i = 0; b < nb; i++) {
             int T = (nb - b + (tiles - i) - 1) / (tiles - i);
-            const float *x[6];
+            const void *x[6];
             float o[24];
             for (int t = 0; t < T; t++)
-                x[t] = (const float *)(ab + (size_t)(b + t) * act_bytes);
+                x[t] = ab + (size_t)(b + t) * act_bytes;
             if (l >= KERN_AVX512)
-                tile_avx512_any(w, x, R, T, n, o);
+                tile_avx512_any(w, (const float *const *)x, R, T, n, o);
             else
-                tile_avx2_any(w, x, R, T, n, o);
+                tile_avx2_any(w, (const ggml_half *const *)x, R, T, n, o);
             for (int t = 0; t < T; t++)
                 for (int k = 0; k < R; k++)
                     out[(size_t)(b + t) * ldo + r + k] = o[k * T + t];

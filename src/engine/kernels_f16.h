@@ -1,5 +1,6 @@
-/* kernels_f16.h - F16 weights times F32 (F16-rounded) activations: the one-row dot, the
- * matrix x batch product, and attention's many-keys score and value kernels.
+/* kernels_f16.h - F16 weights times F16-rounded activations (kept as F16 or as floats,
+ * kern_f16_act_type) and attention's F16-rounded queries: the one-row dot, the matrix x
+ * batch product, and attention's many-keys score and value kernels.
  *
  * One arithmetic for every F16 dot of a level, in every kernel: L lanes, lane j accumulating
  * elements L k + j (k ascending) with one fused multiply-add each, starting from +0; then a
@@ -16,17 +17,26 @@
 
 #include "engine/ggml_type.h"
 
-/* dot(w, x) over n elements, the arithmetic above with the level's lanes. */
-float kern_dot_f16(const ggml_half *w, const float *x, int n);
+/* The form of a matrix's activations at the current level (kern_act_type of F16 weights):
+ * GGML_TYPE_F16 on the scalar and AVX2 levels (half the bytes; an AVX2 EPYC converts beside
+ * its multiply-adds), GGML_TYPE_F32 holding F16-rounded values from AVX-512 on (where a
+ * conversion takes a port the multiply-adds need). The same values either way. */
+ggml_type kern_f16_act_type(void);
+
+/* dot(w, x) over n elements, the arithmetic above with the level's lanes; x an activation
+ * row in kern_f16_act_type's form. */
+float kern_dot_f16(const ggml_half *w, const void *x, int n);
 
 /* The lanes the dot and the product take at the current level (kern_get_level): 16 or 8. */
 int kern_f16_lanes(void);
 
-/* The scalar definition with the given lanes (16 or 8), whatever the level. */
+/* The scalar definition with the given lanes (16 or 8), whatever the level; x holds the
+ * activations' values as floats. */
 float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes);
 
 /* out[b * ldo + r] = kern_dot_f16(row r of W, activation b) for rows [r0, r1) and b < nb;
- * W's rows are row_bytes apart, activations (n floats) act_bytes apart. */
+ * W's rows are row_bytes apart, activations (n elements in kern_f16_act_type's form)
+ * act_bytes apart. */
 void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
                      size_t act_bytes, int nb, float *out, int ldo);
 

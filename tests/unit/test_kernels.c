@@ -238,14 +238,21 @@ Test(kernels, f32_to_f16_same_at_every_level) {
         for (int i = 0; i < M; i++)
             cr_assert_eq(got[i], ref[i], "%s: element %d (%.9g): 0x%04x vs 0x%04x", kern_level_name((kern_level)l), i,
                          x[i], got[i], ref[i]);
-        /* F16 activations: the same rounding, widened back (NaN stays NaN) */
-        float act[M];
-        kern_act_prepare(GGML_TYPE_F16, x, act, M);
+        /* queries and F16 weights' activations: the same rounding, widened back (NaN stays
+         * NaN), or its F16 bits where the level keeps activations as F16 */
+        float q[M];
+        kern_round_f16(x, q, M);
         for (int i = 0; i < M; i++) {
             float want = ggml_fp16_to_fp32(ref[i]);
-            cr_assert(isnan(want) ? isnan(act[i]) : memcmp(&act[i], &want, sizeof want) == 0,
-                      "%s: F16 activation %d (%.9g): %.9g vs %.9g", kern_level_name((kern_level)l), i, x[i], act[i], want);
+            cr_assert(isnan(want) ? isnan(q[i]) : memcmp(&q[i], &want, sizeof want) == 0,
+                      "%s: F16-rounded query %d (%.9g): %.9g vs %.9g", kern_level_name((kern_level)l), i, x[i], q[i], want);
         }
+        float act[M];
+        kern_act_prepare(GGML_TYPE_F16, x, act, M);
+        bool half = kern_act_type(GGML_TYPE_F16) == GGML_TYPE_F16;
+        cr_assert(half == (l < KERN_AVX512), "%s: F16 activations as %s", kern_level_name((kern_level)l), half ? "F16" : "F32");
+        cr_assert(half ? memcmp(act, ref, sizeof ref) == 0 : memcmp(act, q, sizeof q) == 0,
+                  "%s: F16 activations differ", kern_level_name((kern_level)l));
     }
     kern_set_level(best);
 }

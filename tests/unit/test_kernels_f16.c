@@ -32,11 +32,27 @@ static ggml_half *f16_rows(int n, unsigned seed) {
     return h;
 }
 
+/* n F16-rounded floats (attention's queries), as kern_round_f16 makes them. */
 static float *act_rows(int n, unsigned seed) {
     float *x = malloc(sizeof(float) * (size_t)n), *a = malloc(sizeof(float) * (size_t)n);
     fill(x, n, seed);
-    kern_act_prepare(GGML_TYPE_F16, x, a, n);
+    kern_round_f16(x, a, n);
     free(x);
+    return a;
+}
+
+/* The same values as a matrix's activation rows at the current level (kern_act_prepare's
+ * form for F16 weights: F16 or F32), each n elements, kern_act_size apart. */
+static void *act_prepared(const float *x, int rows, int n) {
+    size_t as = kern_act_size(GGML_TYPE_F16, n);
+    unsigned char *a = malloc(as * (size_t)rows);
+    float *back = malloc(sizeof(float) * (size_t)n);
+    for (int r = 0; r < rows; r++) {
+        kern_act_prepare(GGML_TYPE_F16, x + (size_t)r * n, a + (size_t)r * as, n);
+        kern_act_dequantize(GGML_TYPE_F16, a + (size_t)r * as, back, n);
+        cr_assert(memcmp(back, x + (size_t)r * n, sizeof(float) * (size_t)n) == 0, "activation row %d changed", r);
+    }
+    free(back);
     return a;
 }
 
@@ -63,9 +79,11 @@ Test(kernels_f16, dot_is_the_levels_definition) {
             kern_set_level((kern_level)l);
             int lanes = kern_f16_lanes();
             cr_assert(lanes == (l == KERN_AVX2 ? 8 : 16), "%d lanes at %s", lanes, kern_level_name((kern_level)l));
-            float want = kern_dot_f16_lanes(w, x, n, lanes), got = kern_dot_f16(w, x, n);
+            void *xa = act_prepared(x, 1, n);
+            float want = kern_dot_f16_lanes(w, x, n, lanes), got = kern_dot_f16(w, xa, n);
             cr_assert(got == want, "n %d at %s: %.9g, definition %.9g", n, kern_level_name((kern_level)l), got, want);
-            cr_assert(kern_dot(GGML_TYPE_F16, w, x, n, NULL) == want, "kern_dot F16 at %s", kern_level_name((kern_level)l));
+            cr_assert(kern_dot(GGML_TYPE_F16, w, xa, n, NULL) == want, "kern_dot F16 at %s", kern_level_name((kern_level)l));
+            free(xa);
         }
         free(w);
         free(x);
@@ -85,6 +103,7 @@ static void check_matmul(int rows, int n) {
     kern_level best = kern_detect();
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         kern_set_level((kern_level)l);
+        void *xa = act_prepared(x, NB, n);
         for (int b = 0; b < NB; b++)
             for (int r = 0; r < rows; r++)
                 want[b * rows + r] = kern_dot_f16_lanes(w + (size_t)r * n, x + (size_t)b * n, n, kern_f16_lanes());
@@ -92,9 +111,9 @@ static void check_matmul(int rows, int n) {
             int nb = nbs[ni];
             for (int i = 0; i < NB * ldo; i++)
                 out[i] = -12345.0f;
-            size_t rb = (size_t)n * sizeof(ggml_half), ab = (size_t)n * sizeof(float);
-            kern_matmul(GGML_TYPE_F16, w, rb, n, 0, split, x, ab, nb, out, ldo, NULL);
-            kern_matmul(GGML_TYPE_F16, w, rb, n, split, rows, x, ab, nb, out, ldo, NULL);
+            size_t rb = (size_t)n * sizeof(ggml_half), ab = kern_act_size(GGML_TYPE_F16, n);
+            kern_matmul(GGML_TYPE_F16, w, rb, n, 0, split, xa, ab, nb, out, ldo, NULL);
+            kern_matmul(GGML_TYPE_F16, w, rb, n, split, rows, xa, ab, nb, out, ldo, NULL);
             for (int b = 0; b < nb; b++) {
                 for (int r = 0; r < rows; r++)
                     cr_assert(out[b * ldo + r] == want[b * rows + r], "%dx%d at %s, nb %d: row %d act %d: %.9g vs %.9g",
@@ -103,6 +122,7 @@ static void check_matmul(int rows, int n) {
                     cr_assert(out[b * ldo + r] == -12345.0f, "padding row %d written", r);
             }
         }
+        free(xa);
     }
     kern_set_level(best);
     free(w);

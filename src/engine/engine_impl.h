@@ -56,6 +56,7 @@ struct engine {
     /* buffers */
     float *x, *xn, *q, *k, *v, *att, *g, *u;
     int batch;      /* rows per chunk */
+    bool amx;       /* AMX multiplies the packed matrices */
     void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
     size_t act_stride;
     ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */

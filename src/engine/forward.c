@@ -42,12 +42,7 @@ static void rmsnorm(float *out, const float *x, const float *w, int n, float eps
 }
 
 /* g = silu(g) * u for elements [i0, i1) of the gate/up outputs */
-static void swiglu(engine *e, size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; i++) {
-        float g = e->g[i];
-        e->g[i] = g / (1.0f + expf(-g)) * e->u[i];
-    }
-}
+static void swiglu(engine *e, size_t i0, size_t i1) { kern_swiglu(e->g + i0, e->u + i0, (int)(i1 - i0)); }
 
 static void rope(const engine *e, float *v, int pos) {
     const float *cs = e->rope_cs + (size_t)pos * e->n_rot;

@@ -519,30 +519,48 @@ T_AVX2 static void values_avx2(int nh, const float *w, size_t ws, const ggml_hal
         }
 }
 
+/* exp_scalar on 8 lanes, the same steps. */
+T_AVX2 static INL __m256 exp_avx2(__m256 x) {
+    x = _mm256_max_ps(_mm256_set1_ps(EXP_LO), x); /* lo > x ? lo : x: a NaN stays */
+    __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(-EXP_LN2_HI), x);
+    r = _mm256_fmadd_ps(k, _mm256_set1_ps(-EXP_LN2_LO), r);
+    __m256 y = _mm256_set1_ps(exp_p[0]);
+    for (int i = 1; i < 6; i++)
+        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(exp_p[i]));
+    y = _mm256_add_ps(_mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
 /* exp_scalar of s[t] - mx, 8 at a time, for t < n (n a multiple of 4; returns the count done,
  * a multiple of 8); the results summed in double into the four lanes l[t % 4]. */
 T_AVX2 static int exp_sum_avx2(float *s, float mx, int n, double *l) {
-    __m256 lo = _mm256_set1_ps(EXP_LO), vm = _mm256_set1_ps(mx), one = _mm256_set1_ps(1.0f);
+    __m256 vm = _mm256_set1_ps(mx);
     __m256d acc = _mm256_loadu_pd(l);
     int t = 0;
     for (; t + 8 <= n; t += 8) {
-        __m256 x = _mm256_sub_ps(_mm256_loadu_ps(s + t), vm);
-        x = _mm256_max_ps(lo, x); /* lo > x ? lo : x: a NaN stays */
-        __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(-EXP_LN2_HI), x);
-        r = _mm256_fmadd_ps(k, _mm256_set1_ps(-EXP_LN2_LO), r);
-        __m256 y = _mm256_set1_ps(exp_p[0]);
-        for (int i = 1; i < 6; i++)
-            y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(exp_p[i]));
-        y = _mm256_add_ps(_mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r), one);
-        __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-        y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+        __m256 y = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
         _mm256_storeu_ps(s + t, y);
         acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(y)));
         acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
     }
     _mm256_storeu_pd(l, acc);
     return t;
+}
+
+/* swiglu_scalar on 8 lanes at a time, the same steps; returns the count done. */
+T_AVX2 static int swiglu_avx2(float *g, const float *u, int n) {
+    __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(g + i), m = _mm256_or_ps(x, sign);
+        __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(EXP_LO), _CMP_LT_OQ), exp_avx2(m));
+        __m256 num = _mm256_blendv_ps(e, one, _mm256_cmp_ps(x, zero, _CMP_GE_OQ));
+        __m256 sg = _mm256_div_ps(num, _mm256_add_ps(one, e));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(_mm256_mul_ps(x, sg), _mm256_loadu_ps(u + i)));
+    }
+    return i;
 }
 
 /* s[t] = F16 rounding of s[t] * inv, 8 at a time (F16C rounds to nearest even, as
@@ -610,6 +628,23 @@ void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *
     }
 #endif
     values_scalar(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+}
+
+/* silu(g) * u: e = exp(-|g|) (exp_scalar, so every level gives the same bits; 0 below
+ * exp_scalar's clamp), the sigmoid (g >= 0 ? 1 : e) / (1 + e), then (g * sigmoid) * u. */
+static float swiglu_scalar(float g, float u) {
+    float m = -fabsf(g), e = m < EXP_LO ? 0.0f : exp_scalar(m);
+    return g * ((g >= 0 ? 1.0f : e) / (1.0f + e)) * u;
+}
+
+void kern_swiglu(float *g, const float *u, int n) {
+    int i = 0;
+#ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX2)
+        i = swiglu_avx2(g, u, n);
+#endif
+    for (; i < n; i++)
+        g[i] = swiglu_scalar(g[i], u[i]);
 }
 
 void kern_softmax_f16(float *s, int n) {

@@ -50,6 +50,10 @@ void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *
  * ggml rounds attention weights before the value product. */
 void kern_softmax_f16(float *s, int n);
 
+/* g[i] = silu(g[i]) * u[i] for i < n (SwiGLU), with softmax's exp: the same bits on every
+ * level. */
+void kern_swiglu(float *g, const float *u, int n);
+
 /* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n-1, in order,
  * of w[h * w_stride + t] * v_t[i] (one fused multiply-add each, from +0), v_t at
  * v + t * v_stride (elements), i < hd. The values of all heads are read once. */

@@ -269,3 +269,40 @@ Test(kernels_f16, softmax_same_at_every_level) {
     }
     kern_set_level(best);
 }
+
+/* SwiGLU: every level gives the scalar level's bits, for any count (8-wide steps, tails) and
+ * on the edges (zeros, large magnitudes, infinities, subnormals); near silu(g) * u. */
+Test(kernels_f16, swiglu_same_at_every_level) {
+    enum { M = 203 };
+    float g[M], u[M], want[M], got[M];
+    fill(g, M, 31);
+    fill(u, M, 37);
+    for (int i = 0; i < M; i++)
+        g[i] *= i % 5 == 0 ? 60.0f : 6.0f;
+    static const float edge[] = {0.0f, -0.0f, 1e-40f, -1e-40f, 88.0f, -88.0f, 120.0f, -120.0f, 1e30f, -1e30f,
+                                 INFINITY, -INFINITY};
+    for (size_t k = 0; k < sizeof edge / sizeof edge[0]; k++)
+        g[3 + 8 * k] = edge[k];
+    kern_level best = kern_detect();
+    for (int n = 1; n <= M; n += n < 20 ? 1 : 23) {
+        kern_set_level(KERN_SCALAR);
+        memcpy(want, g, sizeof(float) * (size_t)n);
+        kern_swiglu(want, u, n);
+        for (int i = 0; i < n; i++) {
+            if (isinf(g[i]))
+                continue;
+            double ref = g[i] / (1.0 + exp(-(double)g[i])) * u[i];
+            cr_assert(fabs(want[i] - ref) <= 1e-6 * fabs(ref) + 1e-30, "n %d: swiglu(%g, %g) = %.9g vs %.9g", n, g[i],
+                      u[i], want[i], ref);
+        }
+        for (int l = KERN_AVX2; l <= (int)best; l++) {
+            kern_set_level((kern_level)l);
+            memcpy(got, g, sizeof(float) * (size_t)n);
+            kern_swiglu(got, u, n);
+            for (int i = 0; i < n; i++)
+                cr_assert(memcmp(&got[i], &want[i], sizeof(float)) == 0 || (isnan(got[i]) && isnan(want[i])),
+                          "n %d at %s: swiglu(%g) %.9g vs %.9g", n, kern_level_name((kern_level)l), g[i], got[i], want[i]);
+        }
+    }
+    kern_set_level(best);
+}

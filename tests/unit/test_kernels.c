@@ -49,11 +49,11 @@ static void check_type(ggml_type t) {
     fill(x, N, 99 + t);
     static unsigned char wq[N * 4], aq[N * 4];
     quantize_any(t, w, wq, N);
-    kern_act_prepare(t, x, aq, N);
-    double ref = ref_dot(t, wq, aq, N);
     kern_level best = kern_detect();
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         kern_set_level((kern_level)l);
+        kern_act_prepare(t, x, aq, N); /* the level's form (F16 weights: F16 or F32) */
+        double ref = ref_dot(t, wq, aq, N);
         float got = kern_dot(t, wq, aq, N, scratch);
         cr_assert(fabs(got - ref) <= 1e-4 * (1 + fabs(ref)), "%s at %s: %g vs %g", ggml_type_name(t),
                   kern_level_name((kern_level)l), got, ref);

@@ -1,12 +1,12 @@
 /* kernels_f16.c - F16 weight kernels (kernels_f16.h states their arithmetic): the scalar
  * definition (16 or 8 lanes), AVX2/F16C (8 lanes) and AVX-512 (16) versions of the one-row
  * dot, a register-tiled product for batches (each converted weight vector reused over
- * several tokens), a GEMV for one token (several rows per pass; prefetched at AVX-512), and
- * attention's many-keys kernels (16 lanes on every level). */
+ * several tokens), a GEMV for one token (several rows per pass; prefetched at AVX-512),
+ * attention's many-keys kernels (16 lanes on every level), and the polynomial exp that
+ * softmax and SwiGLU share. */
 #include "engine/kernels_f16.h"
 
 #include <math.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -282,10 +282,7 @@ int kern_f16_lanes(void) { return kern_get_level() == KERN_AVX2 ? 8 : 16; }
 
 float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, NULL, n, lanes); }
 
-/* The activation format: F32 (F16-rounded values) from AVX-512 on, F16 below. */
-static bool act_is_f32(kern_level l) { return l >= KERN_AVX512; }
-
-ggml_type kern_f16_act_type(void) { return act_is_f32(kern_get_level()) ? GGML_TYPE_F32 : GGML_TYPE_F16; }
+ggml_type kern_f16_act_type(void) { return kern_get_level() >= KERN_AVX512 ? GGML_TYPE_F32 : GGML_TYPE_F16; }
 
 float kern_dot_f16(const ggml_half *w, const void *x, int n) {
 #ifdef KF_X86

@@ -385,18 +385,18 @@ void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
 }
 
 void kern_act_dequantize(ggml_type t, const void *a, float *x, int n) {
-    if (kern_act_type(t) == GGML_TYPE_F16) { /* F16 weights' activations below AVX-512 */
+    switch (kern_act_type(t)) {
+    case GGML_TYPE_Q8_0: {
+        const kern_q8_block *q = a;
         for (int i = 0; i < n; i++)
-            x[i] = ggml_fp16_to_fp32(((const ggml_half *)a)[i]);
-        return;
+            x[i] = q[i / 32].d * q[i / 32].qs[i % 32];
+        break;
     }
-    if (kern_act_type(t) != GGML_TYPE_Q8_0) {
-        memcpy(x, a, (size_t)n * sizeof(float));
-        return;
+    case GGML_TYPE_F16: /* F16 weights' activations below AVX-512 */
+        ggml_dequantize_row(GGML_TYPE_F16, a, x, n);
+        break;
+    default: memcpy(x, a, (size_t)n * sizeof(float)); break;
     }
-    const kern_q8_block *q = a;
-    for (int i = 0; i < n; i++)
-        x[i] = q[i / 32].d * q[i / 32].qs[i % 32];
 }
 
 float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch) {

@@ -337,14 +337,17 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
         int tiles = (nb + TM - 1) / TM;
         for (int b = 0, i = 0; b < nb; i++) {
             int T = (nb - b + (tiles - i) - 1) / (tiles - i);
-            const void *x[6];
+            const float *xf[6]; /* the rows in the level's form: F32 from AVX-512 on, else F16 */
+            const ggml_half *xh[6];
             float o[24];
-            for (int t = 0; t < T; t++)
-                x[t] = ab + (size_t)(b + t) * act_bytes;
+            for (int t = 0; t < T; t++) {
+                xf[t] = (const float *)(ab + (size_t)(b + t) * act_bytes);
+                xh[t] = (const ggml_half *)(ab + (size_t)(b + t) * act_bytes);
+            }
             if (l >= KERN_AVX512)
-                tile_avx512_any(w, (const float *const *)x, R, T, n, o);
+                tile_avx512_any(w, xf, R, T, n, o);
             else
-                tile_avx2_any(w, (const ggml_half *const *)x, R, T, n, o);
+                tile_avx2_any(w, xh, R, T, n, o);
             for (int t = 0; t < T; t++)
                 for (int k = 0; k < R; k++)
                     out[(size_t)(b + t) * ldo + r + k] = o[k * T + t];

@@ -232,7 +232,8 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     /* rows 64 bytes past a multiple of 64 apart: a power of two apart, a tile's rows would
      * share cache sets (F16 pp512 at 2 AVX2 threads 79 -> 81 tok/s) */
     e->act_stride = ((kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63) + 64;
-    e->n_scratch = imax(wide, (e->n_ctx + e->hd) * (e->n_head / e->n_head_kv)) + 64; /* attention: a KV head's queries, weights */
+    /* attention: a unit's queries, weights, value sums and key counts */
+    e->n_scratch = imax(wide, ATT_SPAN * (e->n_head / e->n_head_kv) * (e->n_ctx + 2 * e->hd + 1)) + 64;
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
     e->n_past = calloc((size_t)e->n_seq, sizeof(int));

@@ -20,6 +20,8 @@
  * result depends on it: every kernel computes a row the same way in any batch. */
 #define ENGINE_BATCH 32
 #define ENGINE_BATCH_WIDE 128
+/* rows an attention unit takes in a prefill batch (forward.c) */
+#define ATT_SPAN 4
 #define ENGINE_CTX_CAP 4096
 
 typedef struct mat {

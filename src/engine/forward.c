@@ -126,7 +126,8 @@ typedef struct job {
     float *out[3];
     int ldo[3];
     bool paired;           /* a chunk is the same rows of every matrix (gate and up) */
-    int rows;              /* rows per chunk */
+    int rows;              /* rows per chunk; attention: heads per unit */
+    int span;              /* attention: rows per unit */
     int start[4];          /* not paired: the chunk where matrix i starts; start[n_mm]: all */
     threadpool_chunks ch;
     int post;              /* what the thread does with a chunk's outputs (POST_*) */
@@ -331,39 +332,59 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
 
 /* ---------------- attention ---------------- */
 
-/* Attention over the rows' own sequences. A unit of work is one row's heads that share a KV
- * head (all of them when there are enough units for the threads, else one): each key's
- * values are then read once for those heads. Every head's arithmetic is the same either
- * way (kernels_f16.h), so rows do not depend on the batch or the threads. With next_slot,
- * a unit also prepares its heads' slice of the output matrix's activation. */
+/* Attention over the rows' own sequences. A unit of work is `per` heads (those that share a
+ * KV head when there are enough units for the threads, else one) of `span` rows (ATT_SPAN
+ * when there are units enough, else one): each run of them at consecutive positions of one
+ * sequence reads each key's and each value's F16 numbers once for all its queries, the
+ * rows taking the keys up to their own positions. Every head's arithmetic is the same
+ * either way (kernels_f16.h), so rows do not depend on the batch or the threads. With
+ * next_slot, a unit also prepares its heads' slice of the output matrix's activation. */
+static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc) {
+    int hd = e->hd, per = j->rows, nh = m * per, n = e->row_pos[b + m - 1] + 1;
+    size_t nq = (size_t)j->span * per;
+    float *qh = sc + nq * e->n_ctx, *sums = qh + nq * hd; /* queries rounded through F16, as ggml does */
+    int *keys = (int *)(sums + nq * hd);
+    size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)(h0 / (e->n_head / e->n_head_kv)) * hd;
+    for (int r = 0; r < m; r++)
+        for (int h = 0; h < per; h++)
+            kern_round_f16(e->q + (size_t)(b + r) * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)(r * per + h) * hd, hd);
+    kern_attn_scores(nh, e->kc + base, e->kv_dim, qh, hd, hd, n, 1.0f / sqrtf((float)hd), sc, n);
+    for (int i = 0; i < nh; i++) {
+        keys[i] = e->row_pos[b + i / per] + 1;
+        kern_softmax_f16(sc + (size_t)i * n, keys[i]);
+    }
+    kern_attn_values(nh, sc, n, e->vc + base, e->kv_dim, hd, keys, sums, hd);
+    for (int r = 0; r < m; r++) {
+        float *att = e->att + (size_t)(b + r) * e->q_dim + (size_t)h0 * hd;
+        memcpy(att, sums + (size_t)r * per * hd, (size_t)per * hd * sizeof(float));
+        if (j->next_slot)
+            kern_act_prepare(j->next_type, att,
+                             j->next_slot + (size_t)(b + r) * e->act_stride + kern_act_size(j->next_type, h0 * hd), per * hd);
+    }
+}
+
 static void job_attention(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
-    int hd = e->hd, group = e->n_head / e->n_head_kv;
-    int per = j->rows, units = j->nb * e->n_head / per;
-    float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per rows of weights, p + 1 each */
-    float *qh = sc + (size_t)per * e->n_ctx;            /* the queries rounded through F16, as ggml does */
-    float scale = 1.0f / sqrtf((float)hd);
+    int group = e->n_head / e->n_head_kv, per = j->rows, across = e->n_head / per;
+    int units = (j->nb + j->span - 1) / j->span * across;
+    float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per query a row of weights */
     (void)nth;
     for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && u < units; u = threadpool_chunk_next(&j->ch)) {
-        int b = u * per / e->n_head, h0 = u * per % e->n_head, kvh = h0 / group, n = e->row_pos[b] + 1;
-        size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)kvh * hd;
-        float *att = e->att + (size_t)b * e->q_dim + (size_t)h0 * hd;
+        int h0 = u % across * per, kvh = h0 / group, b = u / across * j->span, end = imin(b + j->span, j->nb);
         for (int h = 0; j->wait_heads && h < per; h++)
             threadpool_wait_until(&e->head_left[h0 + h], HEAD_POSTED);
         if (j->wait_heads) {
             threadpool_wait_until(&e->head_left[e->n_head + kvh], HEAD_POSTED);
             threadpool_wait_until(&e->head_left[e->n_head + e->n_head_kv + kvh], HEAD_POSTED);
         }
-        for (int h = 0; h < per; h++)
-            kern_round_f16(e->q + (size_t)b * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)h * hd, hd);
-        kern_attn_scores(per, e->kc + base, e->kv_dim, qh, hd, hd, n, scale, sc, n);
-        for (int h = 0; h < per; h++)
-            kern_softmax_f16(sc + (size_t)h * n, n);
-        kern_attn_values(per, sc, n, e->vc + base, e->kv_dim, hd, n, att, hd);
-        if (j->next_slot)
-            kern_act_prepare(j->next_type, att,
-                             j->next_slot + (size_t)b * e->act_stride + kern_act_size(j->next_type, h0 * hd), per * hd);
+        while (b < end) {
+            int m = 1;
+            while (b + m < end && e->row_seq[b + m] == e->row_seq[b] && e->row_pos[b + m] == e->row_pos[b + m - 1] + 1)
+                m++;
+            attend_run(e, j, b, m, h0, sc);
+            b += m;
+        }
     }
 }
 
@@ -413,9 +434,10 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     setup_matmuls(e, &aj, nb, 1, wo, wo_out, slot, NULL);
     bool ao_fused = e->hd % 32 == 0; /* a unit's slice is whole activation blocks */
     aj.rows = nb * e->n_head_kv >= nth ? e->n_head / e->n_head_kv : 1;
+    aj.span = aj.rows > 1 && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
-    threadpool_chunks_init(&aj.ch, nb * e->n_head / aj.rows, nth);
+    threadpool_chunks_init(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);
     if (e->hd % 8 == 0) {
         setup_qkv_chunks(e, &j);
         aj.wait_heads = true;

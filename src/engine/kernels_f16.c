@@ -63,12 +63,12 @@ static void scores_scalar(const ggml_half *k, size_t ks, const float *q, int hd,
         out[t] = dot_scalar(k + (size_t)t * ks, q, hd) * scale;
 }
 
-static void values_scalar(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, int n,
+static void values_scalar(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, const int *n,
                           float *out, size_t os) {
     for (int h = 0; h < nh; h++) {
         float *o = out + (size_t)h * os;
         memset(o, 0, (size_t)hd * sizeof(float));
-        for (int t = 0; t < n; t++) {
+        for (int t = 0; t < n[h]; t++) {
             float a = w[(size_t)h * ws + t];
             const ggml_half *vt = v + (size_t)t * vs;
             for (int i = 0; i < hd; i++)
@@ -109,6 +109,10 @@ static float exp_scalar(float x) {
 #define INL inline __attribute__((always_inline))
 #define F16Y(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
 #define F16Z(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+/* the longest head the shared-key paths take (their key blocks are on the stack) */
+#define KV_HD_MAX 256
+/* floats of values a block of keys holds in the shared value sums: 16 KB */
+#define VF_FLOATS 4096
 /* how far ahead the one-token kernels prefetch each row, in elements */
 #define PF_AHEAD 512
 
@@ -364,16 +368,8 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
  * first step, four after the second, and so on; the result's lanes are then put back in
  * key order. */
 #ifdef KF_X86
-T_AVX512 static void scores16_avx512(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
-    __m512 a[16];
-    for (int t = 0; t < 16; t++)
-        a[t] = _mm512_setzero_ps();
-    for (int i = 0; i < hd; i += 16) {
-        __m512 qv = _mm512_loadu_ps(q + i);
-#pragma GCC unroll 16
-        for (int t = 0; t < 16; t++)
-            a[t] = _mm512_fmadd_ps(F16Z(kp[t] + i), qv, a[t]);
-    }
+/* The transpose-reduce of 16 keys' lane sums: lane t of the result is key t's fixed tree. */
+T_AVX512 static INL __m512 reduce16x16_avx512(const __m512 *a) {
     __m512 u[8], v[4], z[2];
     for (int p = 0; p < 8; p++) /* l_j + l_(j+8): keys 2p, 2p+1 in lanes 0-7, 8-15 */
         u[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
@@ -386,8 +382,51 @@ T_AVX512 static void scores16_avx512(const ggml_half *const *kp, const float *q,
                              _mm512_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
     /* the last sum: lane 4c + m holds key 4m + c */
     __m512 s = _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88), _mm512_shuffle_ps(z[0], z[1], 0xDD));
-    s = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
-    _mm512_storeu_ps(out, _mm512_mul_ps(s, _mm512_set1_ps(scale)));
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
+}
+
+T_AVX512 static void scores16_avx512(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
+    __m512 a[16];
+    for (int t = 0; t < 16; t++)
+        a[t] = _mm512_setzero_ps();
+    for (int i = 0; i < hd; i += 16) {
+        __m512 qv = _mm512_loadu_ps(q + i);
+#pragma GCC unroll 16
+        for (int t = 0; t < 16; t++)
+            a[t] = _mm512_fmadd_ps(F16Z(kp[t] + i), qv, a[t]);
+    }
+    _mm512_storeu_ps(out, _mm512_mul_ps(reduce16x16_avx512(a), _mm512_set1_ps(scale)));
+}
+
+/* Many queries (a unit of several rows' heads): keys in blocks of 16, each block converted to
+ * floats once (kf, KV_HD_MAX floats a key at most) for every query; the same lanes and tree
+ * per (query, key) as scores16_avx512. A block past the last key repeats key t0 in the lanes
+ * it does not store. */
+T_AVX512 static void scores_shared_avx512(int nh, const ggml_half *k, size_t ks, const float *q, size_t qs, int hd,
+                                          int n, float scale, float *out, size_t os) {
+    _Alignas(64) float kf[16 * KV_HD_MAX];
+    for (int t0 = 0; t0 < n; t0 += 16) {
+        int m = n - t0 < 16 ? n - t0 : 16;
+        for (int t = 0; t < 16; t++) {
+            const ggml_half *kt = k + (size_t)(t0 + (t < m ? t : 0)) * ks;
+            for (int i = 0; i < hd; i += 16)
+                _mm512_store_ps(kf + t * hd + i, F16Z(kt + i));
+        }
+        for (int h = 0; h < nh; h++) {
+            const float *qh = q + (size_t)h * qs;
+            __m512 a[16];
+            for (int t = 0; t < 16; t++)
+                a[t] = _mm512_setzero_ps();
+            for (int i = 0; i < hd; i += 16) {
+                __m512 qv = _mm512_loadu_ps(qh + i);
+#pragma GCC unroll 16
+                for (int t = 0; t < 16; t++)
+                    a[t] = _mm512_fmadd_ps(_mm512_load_ps(kf + t * hd + i), qv, a[t]);
+            }
+            _mm512_mask_storeu_ps(out + (size_t)h * os + t0, (__mmask16)((1u << m) - 1),
+                                  _mm512_mul_ps(reduce16x16_avx512(a), _mm512_set1_ps(scale)));
+        }
+    }
 }
 
 /* The fixed tree's last three steps (t_j = s_j + s_(j+4), then (t_0 + t_2) + (t_1 + t_3)) for
@@ -458,6 +497,52 @@ T_AVX2 static void scores_h4k2_avx2(const ggml_half *k0, const ggml_half *k1, co
     _mm256_storeu_ps(out, _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale)));
 }
 
+/* Many queries at AVX2: keys in blocks of 8 converted to floats once (kf) for every query;
+ * per query the lo lanes of the 8 keys, then the hi lanes, then scores8_avx2's tree. */
+T_AVX2 static void scores_shared_avx2(int nh, const ggml_half *k, size_t ks, const float *q, size_t qs, int hd, int n,
+                                      float scale, float *out, size_t os) {
+    _Alignas(32) float kf[8 * KV_HD_MAX];
+    for (int t0 = 0; t0 < n; t0 += 8) {
+        int m = n - t0 < 8 ? n - t0 : 8;
+        for (int t = 0; t < 8; t++) {
+            const ggml_half *kt = k + (size_t)(t0 + (t < m ? t : 0)) * ks;
+            for (int i = 0; i < hd; i += 8)
+                _mm256_store_ps(kf + t * hd + i, F16Y(kt + i));
+        }
+        for (int h = 0; h < nh; h++) {
+            const float *qh = q + (size_t)h * qs;
+            __m256 a[8];
+#pragma GCC unroll 8
+            for (int t = 0; t < 8; t++)
+                a[t] = _mm256_setzero_ps();
+            for (int i = 0; i < hd; i += 16) {
+                __m256 qv = _mm256_loadu_ps(qh + i);
+#pragma GCC unroll 8
+                for (int t = 0; t < 8; t++)
+                    a[t] = _mm256_fmadd_ps(_mm256_load_ps(kf + t * hd + i), qv, a[t]);
+            }
+            /* the hi lanes four keys at a time: twelve accumulators stay in registers */
+#pragma GCC unroll 2
+            for (int g = 0; g < 8; g += 4) {
+                __m256 b[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+                for (int i = 8; i < hd; i += 16) {
+                    __m256 qv = _mm256_loadu_ps(qh + i);
+#pragma GCC unroll 4
+                    for (int t = 0; t < 4; t++)
+                        b[t] = _mm256_fmadd_ps(_mm256_load_ps(kf + (g + t) * hd + i), qv, b[t]);
+                }
+#pragma GCC unroll 4
+                for (int t = 0; t < 4; t++)
+                    a[g + t] = _mm256_add_ps(a[g + t], b[t]);
+            }
+            __m256 r = _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale));
+            float o[8];
+            _mm256_storeu_ps(o, r);
+            memcpy(out + (size_t)h * os + t0, o, (size_t)m * sizeof(float));
+        }
+    }
+}
+
 /* H heads (H <= 4) x 64 values: four zmm per head, every key's values loaded once. */
 T_AVX512 static INL void values64_avx512(int H, const float *w, size_t ws, const ggml_half *v, size_t vs, int n,
                                          float *out, size_t os) {
@@ -519,6 +604,75 @@ T_AVX2 static void values_avx2(int nh, const float *w, size_t ws, const ggml_hal
         }
 }
 
+/* The shared value sums' leaves: m keys' values to floats (vf, hd apart), and H heads (H <= 4)
+ * over n keys of them continuing the sums in out (hd a multiple of 64). */
+T_AVX512 static void vf_block_avx512(float *vf, const ggml_half *v, size_t vs, int m, int hd) {
+    for (int t = 0; t < m; t++)
+        for (int i = 0; i < hd; i += 16)
+            _mm512_store_ps(vf + (size_t)t * hd + i, F16Z(v + (size_t)t * vs + i));
+}
+
+T_AVX512 static INL void sums64_avx512(int H, const float *w, size_t ws, const float *vf, int hd, int n, float *out,
+                                       size_t os) {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int h = 0; h < H; h++)
+        for (int c = 0; c < 4; c++)
+            acc[h][c] = _mm512_loadu_ps(out + (size_t)h * os + 16 * c);
+    for (int t = 0; t < n; t++) {
+        const float *vt = vf + (size_t)t * hd;
+        __m512 vv[4] = {_mm512_load_ps(vt), _mm512_load_ps(vt + 16), _mm512_load_ps(vt + 32), _mm512_load_ps(vt + 48)};
+#pragma GCC unroll 4
+        for (int h = 0; h < H; h++) {
+            __m512 a = _mm512_set1_ps(w[(size_t)h * ws + t]);
+            for (int c = 0; c < 4; c++)
+                acc[h][c] = _mm512_fmadd_ps(a, vv[c], acc[h][c]);
+        }
+    }
+    for (int h = 0; h < H; h++)
+        for (int c = 0; c < 4; c++)
+            _mm512_storeu_ps(out + (size_t)h * os + 16 * c, acc[h][c]);
+}
+
+T_AVX512 static void vf_sums_avx512(int H, const float *w, size_t ws, const float *vf, int hd, int n, float *out,
+                                    size_t os) {
+    for (int i = 0; i < hd; i += 64)
+        switch (H) {
+        case 1: sums64_avx512(1, w, ws, vf + i, hd, n, out + i, os); break;
+        case 2: sums64_avx512(2, w, ws, vf + i, hd, n, out + i, os); break;
+        case 3: sums64_avx512(3, w, ws, vf + i, hd, n, out + i, os); break;
+        default: sums64_avx512(4, w, ws, vf + i, hd, n, out + i, os); break;
+        }
+}
+
+T_AVX2 static void vf_block_avx2(float *vf, const ggml_half *v, size_t vs, int m, int hd) {
+    for (int t = 0; t < m; t++)
+        for (int i = 0; i < hd; i += 8)
+            _mm256_store_ps(vf + (size_t)t * hd + i, F16Y(v + (size_t)t * vs + i));
+}
+
+/* One head x 64 values at a time: eight ymm. */
+T_AVX2 static void vf_sums_avx2(int H, const float *w, size_t ws, const float *vf, int hd, int n, float *out,
+                                size_t os) {
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < hd; i += 64) {
+            float *o = out + (size_t)h * os + i;
+            const float *wh = w + (size_t)h * ws;
+            __m256 acc[8];
+            for (int c = 0; c < 8; c++)
+                acc[c] = _mm256_loadu_ps(o + 8 * c);
+            for (int t = 0; t < n; t++) {
+                const float *vt = vf + (size_t)t * hd + i;
+                __m256 a = _mm256_set1_ps(wh[t]);
+#pragma GCC unroll 8
+                for (int c = 0; c < 8; c++)
+                    acc[c] = _mm256_fmadd_ps(a, _mm256_load_ps(vt + 8 * c), acc[c]);
+            }
+            for (int c = 0; c < 8; c++)
+                _mm256_storeu_ps(o + 8 * c, acc[c]);
+        }
+}
+
 /* exp_scalar on 8 lanes, the same steps. */
 T_AVX2 static INL __m256 exp_avx2(__m256 x) {
     x = _mm256_max_ps(_mm256_set1_ps(EXP_LO), x); /* lo > x ? lo : x: a NaN stays */
@@ -531,6 +685,24 @@ T_AVX2 static INL __m256 exp_avx2(__m256 x) {
     y = _mm256_add_ps(_mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
     __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+/* The largest of s[0..t) into *mx, 8 at a time (NaNs skipped, as the scalar loop's s > mx
+ * skips them; of equal values any: only its sign of zero could differ, which s - mx and
+ * exp_scalar do not see). Returns t, the count done. */
+T_AVX2 static int max_avx2(const float *s, int n, float *mx) {
+    if (n < 8)
+        return 0;
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    int t = 0;
+    for (; t + 8 <= n; t += 8)
+        m = _mm256_max_ps(_mm256_loadu_ps(s + t), m); /* a NaN in the first operand gives m */
+    float l[8];
+    _mm256_storeu_ps(l, m);
+    for (int i = 0; i < 8; i++)
+        if (l[i] > *mx)
+            *mx = l[i];
+    return t;
 }
 
 /* exp_scalar of s[t] - mx, 8 at a time, for t < n (n a multiple of 4; returns the count done,
@@ -583,6 +755,15 @@ void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *
     int h = 0;
 #ifdef KF_X86
     kern_level l = kern_get_level();
+    /* a unit of several rows: each key converted once for all its queries */
+    if (l >= KERN_AVX512 && hd % 16 == 0 && hd <= KV_HD_MAX && nh > 1) {
+        scores_shared_avx512(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
+        return;
+    }
+    if (l == KERN_AVX2 && hd % 16 == 0 && hd <= KV_HD_MAX && nh > 4) {
+        scores_shared_avx2(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
+        return;
+    }
     for (; l == KERN_AVX2 && hd % 16 == 0 && h + 4 <= nh; h += 4) /* four heads share each key */
         for (int t = 0; t < n; t += 2) {
             float o[8];
@@ -614,16 +795,64 @@ void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *
         scores_scalar(k, k_stride, q + (size_t)h * q_stride, hd, n, scale, out + (size_t)h * out_stride);
 }
 
+#ifdef KF_X86
+/* Keys [t0, t0 + m) that a head with n keys takes. */
+static int keys_in(int n, int t0, int m) { return n - t0 < 0 ? 0 : n - t0 < m ? n - t0 : m; }
+
+/* Value sums for many heads (a unit of several rows, each row's heads with its own count):
+ * keys in blocks, each block's values converted to floats once (block) for every head, then
+ * summed (sums) four heads at a time over the keys all four take, each head alone over the
+ * rest; every sum continues in out in key order from +0. */
+static void values_shared(void (*block)(float *, const ggml_half *, size_t, int, int),
+                          void (*sums)(int, const float *, size_t, const float *, int, int, float *, size_t), int nh,
+                          const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, const int *n, float *out,
+                          size_t os) {
+    _Alignas(64) float vf[VF_FLOATS];
+    int kb = VF_FLOATS / hd, most = 0;
+    for (int h = 0; h < nh; h++) {
+        memset(out + (size_t)h * os, 0, (size_t)hd * sizeof(float));
+        most = n[h] > most ? n[h] : most;
+    }
+    for (int t0 = 0; t0 < most; t0 += kb) {
+        int m = most - t0 < kb ? most - t0 : kb;
+        block(vf, v + (size_t)t0 * vs, vs, m, hd);
+        for (int h = 0; h < nh; h += 4) {
+            int H = nh - h < 4 ? nh - h : 4, c = m;
+            for (int g = 0; g < H; g++)
+                c = keys_in(n[h + g], t0, m) < c ? keys_in(n[h + g], t0, m) : c;
+            if (c > 0)
+                sums(H, w + (size_t)h * ws + t0, ws, vf, hd, c, out + (size_t)h * os, os);
+            for (int g = 0; g < H; g++) {
+                int cg = keys_in(n[h + g], t0, m);
+                if (cg > c)
+                    sums(1, w + (size_t)(h + g) * ws + t0 + c, ws, vf + (size_t)c * hd, hd, cg - c,
+                         out + (size_t)(h + g) * os, os);
+            }
+        }
+    }
+}
+#endif
+
 void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
-                      int n, float *out, size_t out_stride) {
+                      const int *n, float *out, size_t out_stride) {
 #ifdef KF_X86
     kern_level l = kern_get_level();
+    bool same = true; /* every head takes the same keys */
+    for (int h = 1; h < nh; h++)
+        same = same && n[h] == n[0];
+    if (hd % 64 == 0 && hd <= VF_FLOATS && l >= KERN_AVX2 && !(same && nh <= 4)) {
+        if (l >= KERN_AVX512)
+            values_shared(vf_block_avx512, vf_sums_avx512, nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+        else
+            values_shared(vf_block_avx2, vf_sums_avx2, nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+        return;
+    }
     if (hd % 64 == 0 && l >= KERN_AVX512) {
-        values_avx512(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+        values_avx512(nh, w, w_stride, v, v_stride, hd, n[0], out, out_stride);
         return;
     }
     if (hd % 64 == 0 && l == KERN_AVX2) {
-        values_avx2(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+        values_avx2(nh, w, w_stride, v, v_stride, hd, n[0], out, out_stride);
         return;
     }
 #endif
@@ -649,11 +878,17 @@ void kern_swiglu(float *g, const float *u, int n) {
 
 void kern_softmax_f16(float *s, int n) {
     float mx = -INFINITY;
-    for (int t = 0; t < n; t++)
+    int t = 0;
+#ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX2)
+        t = max_avx2(s, n, &mx);
+#endif
+    for (; t < n; t++)
         if (s[t] > mx)
             mx = s[t];
     double l[4] = {0, 0, 0, 0};
-    int t = 0, n4 = n & ~3;
+    int n4 = n & ~3;
+    t = 0;
 #ifdef KF_X86
     if (kern_get_level() >= KERN_AVX2)
         t = exp_sum_avx2(s, mx, n4, l);

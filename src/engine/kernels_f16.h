@@ -54,10 +54,10 @@ void kern_softmax_f16(float *s, int n);
  * level. */
 void kern_swiglu(float *g, const float *u, int n);
 
-/* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n-1, in order,
+/* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n[h]-1, in order,
  * of w[h * w_stride + t] * v_t[i] (one fused multiply-add each, from +0), v_t at
- * v + t * v_stride (elements), i < hd. The values of all heads are read once. */
+ * v + t * v_stride (elements), i < hd. Each key's values are read once for all heads. */
 void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
-                      int n, float *out, size_t out_stride);
+                      const int *n, float *out, size_t out_stride);
 
 #endif

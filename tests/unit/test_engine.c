@@ -260,13 +260,14 @@ Test(engine, odd_shapes_batched_equal_serial_and_threads, .timeout = 60) {
 
 /* Continuous batching: three sequences in their own KV slots, stepped together with
  * engine_eval_rows (one row each, then a step where one sequence adds three rows and one
- * rewinds), give every row the logits of the same sequence evaluated alone, bit for bit. */
+ * rewinds, then one where they add 3, 4 and 5: attention units of four rows then straddle
+ * sequences), give every row the logits of the same sequence evaluated alone, bit for bit. */
 static void check_rows(ggml_type type) {
     char path[128];
     engine *multi = open_synth(type, 2, 3, path, sizeof path), *alone = open_synth(type, 2, 1, path, sizeof path);
     cr_assert_eq(engine_n_seq(multi), 3);
     int nv = engine_get_info(multi)->n_vocab;
-    enum { S = 3, STEPS = 6, MAXR = 8 };
+    enum { S = 3, STEPS = 7, MAXR = 16 };
     int32_t hist[S][64];
     int len[S] = {20, 7, 12};
     for (int q = 0; q < S; q++)
@@ -280,7 +281,7 @@ static void check_rows(ggml_type type) {
         int32_t tok[MAXR];
         int seq[MAXR], pos[MAXR], n = 0;
         for (int q = 0; q < S; q++) {
-            int k = step == 3 && q == 1 ? 3 : 1;    /* a verify round's rows */
+            int k = step == 3 && q == 1 ? 3 : step == 5 ? 3 + q : 1; /* verify rounds' rows */
             if (step == 4 && q == 2) len[q] -= 2;   /* a rewind: rejected drafts */
             for (int j = 0; j < k; j++) {
                 hist[q][len[q]] = (int32_t)((len[q] * 131 + q) % nv);

@@ -139,11 +139,13 @@ Test(kernels_f16, matmul_equals_dots) {
     check_matmul(13, 2048);
 }
 
-/* Scores of 1..40 keys (full passes of 2, 8 and 16, remainders) for 1..5 queries at once
- * == the one-key 16-lane dot * scale, at every level. */
+/* Scores of 1..40 keys (full passes of 2, 8 and 16, remainders) for 1..20 queries at once (a
+ * unit of several rows' heads: each key converted once for all of them) == the one-key
+ * 16-lane dot * scale, at every level. */
 Test(kernels_f16, attention_scores_equal_one_key_dots) {
     static const int hds[] = {64, 128, 48, 40};
-    enum { KEYS = 40, STRIDE = 300, NH = 5, OS = KEYS + 3 };
+    static const int nhs[] = {1, 2, 3, 4, 5, 8, 13, 20};
+    enum { KEYS = 40, STRIDE = 300, NH = 20, OS = KEYS + 3 };
     kern_level best = kern_detect();
     for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
         int hd = hds[hi];
@@ -155,8 +157,9 @@ Test(kernels_f16, attention_scores_equal_one_key_dots) {
                 want[h][t] = kern_dot_f16_lanes(k + (size_t)t * STRIDE + 3, q + h * 130, hd, 16) * scale;
         for (int l = KERN_SCALAR; l <= (int)best; l++) {
             kern_set_level((kern_level)l);
-            for (int nh = 1; nh <= NH; nh++)
+            for (size_t ni = 0; ni < sizeof nhs / sizeof nhs[0]; ni++)
                 for (int n = 1; n <= KEYS; n++) {
+                    int nh = nhs[ni];
                     for (int i = 0; i < NH * OS; i++)
                         got[i] = -7.0f;
                     kern_attn_scores(nh, k + 3, STRIDE, q, 130, hd, n, scale, got, OS);
@@ -174,50 +177,63 @@ Test(kernels_f16, attention_scores_equal_one_key_dots) {
     kern_set_level(best);
 }
 
-/* Value sums for 1..5 heads at once == each head's sum in key order with fmaf, at every
- * level; and near the double reference. */
+/* Value sums for 1..20 heads at once, all taking the same keys or each its own count (a unit
+ * of several rows: a row's heads share one; blocks of keys past 64) == each head's sum in key
+ * order with fmaf, at every level; and near the double reference. */
 Test(kernels_f16, attention_values_in_key_order) {
-    static const int hds[] = {64, 128, 48};
-    enum { KEYS = 37, STRIDE = 520, NH = 5, WS = 41 };
+    static const int hds[] = {64, 128, 48, 256};
+    static const int nhs[] = {1, 2, 4, 5, 8, 13, 20};
+    enum { KEYS = 150, STRIDE = 520, NH = 20, WS = 153, OS = 260 };
     kern_level best = kern_detect();
+    float *w = malloc(sizeof(float) * NH * WS), *want = malloc(sizeof(float) * NH * OS),
+          *got = malloc(sizeof(float) * NH * OS);
     for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
         int hd = hds[hi];
         ggml_half *v = f16_rows(KEYS * STRIDE, 11 + (unsigned)hd);
-        float w[NH * WS], want[NH * 128], got[NH * 130];
-        for (int h = 0; h < NH; h++) {
-            fill(w + h * WS, KEYS, 40 + (unsigned)h);
-            for (int t = 0; t < KEYS; t++)
-                w[h * WS + t] = fabsf(w[h * WS + t]);
-            kern_softmax_f16(w + h * WS, KEYS);
-        }
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < hd; i++) {
-                float s = 0;
-                double ref = 0;
-                for (int t = 0; t < KEYS; t++) {
-                    float vi = ggml_fp16_to_fp32(v[(size_t)t * STRIDE + i]);
-                    s = fmaf(w[h * WS + t], vi, s);
-                    ref += (double)w[h * WS + t] * vi;
-                }
-                want[h * 128 + i] = s;
-                cr_assert(fabs(s - ref) < 1e-3, "value sum %g vs %g", s, ref);
+        for (int shape = 0; shape < 3; shape++) {
+            int n[NH];
+            for (int h = 0; h < NH; h++) /* all alike; rows of four heads at consecutive positions; any */
+                n[h] = shape == 0 ? KEYS - 13 : shape == 1 ? 60 + h / 4 : 1 + (h * 37 + 11) % KEYS;
+            for (int h = 0; h < NH; h++) {
+                fill(w + h * WS, n[h], 40 + (unsigned)h);
+                for (int t = 0; t < n[h]; t++)
+                    w[h * WS + t] = fabsf(w[h * WS + t]);
+                kern_softmax_f16(w + h * WS, n[h]);
             }
-        for (int l = KERN_SCALAR; l <= (int)best; l++) {
-            kern_set_level((kern_level)l);
-            for (int nh = 1; nh <= NH; nh++) {
-                for (int i = 0; i < NH * 130; i++)
-                    got[i] = -7.0f;
-                kern_attn_values(nh, w, WS, v, STRIDE, hd, KEYS, got, 130);
-                for (int h = 0; h < nh; h++) {
-                    for (int i = 0; i < hd; i++)
-                        cr_assert(got[h * 130 + i] == want[h * 128 + i], "hd %d at %s, %d heads: head %d [%d] %.9g vs %.9g",
-                                  hd, kern_level_name((kern_level)l), nh, h, i, got[h * 130 + i], want[h * 128 + i]);
-                    cr_assert(got[h * 130 + hd] == -7.0f, "value past hd written");
+            for (int h = 0; h < NH; h++)
+                for (int i = 0; i < hd; i++) {
+                    float s = 0;
+                    double ref = 0;
+                    for (int t = 0; t < n[h]; t++) {
+                        float vi = ggml_fp16_to_fp32(v[(size_t)t * STRIDE + i]);
+                        s = fmaf(w[h * WS + t], vi, s);
+                        ref += (double)w[h * WS + t] * vi;
+                    }
+                    want[h * OS + i] = s;
+                    cr_assert(fabs(s - ref) < 1e-3, "value sum %g vs %g", s, ref);
+                }
+            for (int l = KERN_SCALAR; l <= (int)best; l++) {
+                kern_set_level((kern_level)l);
+                for (size_t ni = 0; ni < sizeof nhs / sizeof nhs[0]; ni++) {
+                    int nh = nhs[ni];
+                    for (int i = 0; i < NH * OS; i++)
+                        got[i] = -7.0f;
+                    kern_attn_values(nh, w, WS, v, STRIDE, hd, n, got, OS);
+                    for (int h = 0; h < nh; h++) {
+                        for (int i = 0; i < hd; i++)
+                            cr_assert(got[h * OS + i] == want[h * OS + i],
+                                      "hd %d at %s, shape %d, %d heads: head %d (%d keys) [%d] %.9g vs %.9g", hd,
+                                      kern_level_name((kern_level)l), shape, nh, h, n[h], i, got[h * OS + i], want[h * OS + i]);
+                        cr_assert(got[h * OS + hd] == -7.0f, "value past hd written");
+                    }
                 }
             }
         }
         free(v);
     }
+    free(w);
+    free(want);
+    free(got);
     kern_set_level(best);
 }
 

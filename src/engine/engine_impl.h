@@ -20,6 +20,12 @@
  * result depends on it: every kernel computes a row the same way in any batch. */
 #define ENGINE_BATCH 32
 #define ENGINE_BATCH_WIDE 128
+/* A matmul job's chunk where chunks shrink towards the job's end (forward.c): rows [r0, r1)
+ * of its matrix m. */
+typedef struct engine_cut {
+    int m, r0, r1;
+} engine_cut;
+#define ENGINE_CUTS 512
 /* rows an attention unit takes in a prefill batch (forward.c) */
 #define ATT_SPAN 4
 #define ENGINE_CTX_CAP 4096
@@ -63,6 +69,7 @@ struct engine {
     size_t act_stride;
     ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */
     int row_seq[ENGINE_BATCH_WIDE], row_pos[ENGINE_BATCH_WIDE]; /* the chunk's rows: sequence, position */
+    engine_cut cuts[ENGINE_CUTS]; /* the running matmul job's chunks, where they shrink */
     float *scratch;    /* per thread: n_scratch floats */
     int n_scratch;
     float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */

@@ -735,6 +735,52 @@ T_AVX2 static int swiglu_avx2(float *g, const float *u, int n) {
     return i;
 }
 
+/* exp_avx2 on 16 lanes, the same steps. */
+T_AVX512 static INL __m512 exp_avx512(__m512 x) {
+    x = _mm512_max_ps(_mm512_set1_ps(EXP_LO), x); /* a NaN stays, as at AVX2 */
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fmadd_ps(k, _mm512_set1_ps(-EXP_LN2_HI), x);
+    r = _mm512_fmadd_ps(k, _mm512_set1_ps(-EXP_LN2_LO), r);
+    __m512 y = _mm512_set1_ps(exp_p[0]);
+    for (int i = 1; i < 6; i++)
+        y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(exp_p[i]));
+    y = _mm512_add_ps(_mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+/* exp_sum_avx2 16 at a time: the four quarters go into the four double lanes in order, as
+ * two of its steps would. */
+T_AVX512 static int exp_sum_avx512(float *s, float mx, int n, double *l) {
+    __m512 vm = _mm512_set1_ps(mx);
+    __m256d acc = _mm256_loadu_pd(l);
+    int t = 0;
+    for (; t + 16 <= n; t += 16) {
+        __m512 y = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(s + t), vm));
+        _mm512_storeu_ps(s + t, y);
+        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 0)));
+        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 1)));
+        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 2)));
+        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 3)));
+    }
+    _mm256_storeu_pd(l, acc);
+    return t;
+}
+
+/* swiglu_avx2 on 16 lanes, the same steps. */
+T_AVX512 static int swiglu_avx512(float *g, const float *u, int n) {
+    __m512 sign = _mm512_set1_ps(-0.0f), one = _mm512_set1_ps(1.0f);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = _mm512_loadu_ps(g + i), m = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), _mm512_castps_si512(sign)));
+        __m512 e = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(m, _mm512_set1_ps(EXP_LO), _CMP_LT_OQ), exp_avx512(m));
+        __m512 num = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ), e, one);
+        __m512 sg = _mm512_div_ps(num, _mm512_add_ps(one, e));
+        _mm512_storeu_ps(g + i, _mm512_mul_ps(_mm512_mul_ps(x, sg), _mm512_loadu_ps(u + i)));
+    }
+    return i;
+}
+
 /* s[t] = F16 rounding of s[t] * inv, 8 at a time (F16C rounds to nearest even, as
  * ggml_fp32_to_fp16; a run holding a NaN is left to the scalar path). Returns the count done. */
 T_AVX2 static int scale_round_avx2(float *s, float inv, int n) {
@@ -869,8 +915,10 @@ static float swiglu_scalar(float g, float u) {
 void kern_swiglu(float *g, const float *u, int n) {
     int i = 0;
 #ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX512)
+        i = swiglu_avx512(g, u, n);
     if (kern_get_level() >= KERN_AVX2)
-        i = swiglu_avx2(g, u, n);
+        i += swiglu_avx2(g + i, u + i, n - i);
 #endif
     for (; i < n; i++)
         g[i] = swiglu_scalar(g[i], u[i]);
@@ -890,8 +938,10 @@ void kern_softmax_f16(float *s, int n) {
     int n4 = n & ~3;
     t = 0;
 #ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX512)
+        t = exp_sum_avx512(s, mx, n4, l);
     if (kern_get_level() >= KERN_AVX2)
-        t = exp_sum_avx2(s, mx, n4, l);
+        t += exp_sum_avx2(s + t, mx, n4 - t, l);
 #endif
     for (; t < n4; t++) {
         s[t] = exp_scalar(s[t] - mx);

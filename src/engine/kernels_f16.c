@@ -543,67 +543,6 @@ T_AVX2 static void scores_shared_avx2(int nh, const ggml_half *k, size_t ks, con
     }
 }
 
-/* H heads (H <= 4) x 64 values: four zmm per head, every key's values loaded once. */
-T_AVX512 static INL void values64_avx512(int H, const float *w, size_t ws, const ggml_half *v, size_t vs, int n,
-                                         float *out, size_t os) {
-    __m512 acc[4][4];
-#pragma GCC unroll 4
-    for (int h = 0; h < H; h++)
-        for (int c = 0; c < 4; c++)
-            acc[h][c] = _mm512_setzero_ps();
-    for (int t = 0; t < n; t++) {
-        const ggml_half *vt = v + (size_t)t * vs;
-        __m512 vv[4] = {F16Z(vt), F16Z(vt + 16), F16Z(vt + 32), F16Z(vt + 48)};
-#pragma GCC unroll 4
-        for (int h = 0; h < H; h++) {
-            __m512 a = _mm512_set1_ps(w[(size_t)h * ws + t]);
-            for (int c = 0; c < 4; c++)
-                acc[h][c] = _mm512_fmadd_ps(a, vv[c], acc[h][c]);
-        }
-    }
-    for (int h = 0; h < H; h++)
-        for (int c = 0; c < 4; c++)
-            _mm512_storeu_ps(out + (size_t)h * os + 16 * c, acc[h][c]);
-}
-
-T_AVX512 static void values_avx512(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, int n,
-                                   float *out, size_t os) {
-    for (int h = 0; h < nh; h += 4) {
-        int H = nh - h < 4 ? nh - h : 4;
-        for (int i = 0; i < hd; i += 64) {
-            const float *wh = w + (size_t)h * ws;
-            float *oh = out + (size_t)h * os + i;
-            switch (H) {
-            case 1: values64_avx512(1, wh, ws, v + i, vs, n, oh, os); break;
-            case 2: values64_avx512(2, wh, ws, v + i, vs, n, oh, os); break;
-            case 3: values64_avx512(3, wh, ws, v + i, vs, n, oh, os); break;
-            default: values64_avx512(4, wh, ws, v + i, vs, n, oh, os); break;
-            }
-        }
-    }
-}
-
-/* One head x 64 values: eight ymm. */
-T_AVX2 static void values_avx2(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, int n,
-                               float *out, size_t os) {
-    for (int h = 0; h < nh; h++)
-        for (int i = 0; i < hd; i += 64) {
-            __m256 acc[8];
-            for (int c = 0; c < 8; c++)
-                acc[c] = _mm256_setzero_ps();
-            const float *wh = w + (size_t)h * ws;
-            for (int t = 0; t < n; t++) {
-                const ggml_half *vt = v + (size_t)t * vs + i;
-                __m256 a = _mm256_set1_ps(wh[t]);
-#pragma GCC unroll 8
-                for (int c = 0; c < 8; c++)
-                    acc[c] = _mm256_fmadd_ps(a, F16Y(vt + 8 * c), acc[c]);
-            }
-            for (int c = 0; c < 8; c++)
-                _mm256_storeu_ps(out + (size_t)h * os + i + 8 * c, acc[c]);
-        }
-}
-
 /* The shared value sums' leaves: m keys' values to floats (vf, hd apart), and H heads (H <= 4)
  * over n keys of them continuing the sums in out (hd a multiple of 64). */
 T_AVX512 static void vf_block_avx512(float *vf, const ggml_half *v, size_t vs, int m, int hd) {
@@ -883,22 +822,11 @@ void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *
                       const int *n, float *out, size_t out_stride) {
 #ifdef KF_X86
     kern_level l = kern_get_level();
-    bool same = true; /* every head takes the same keys */
-    for (int h = 1; h < nh; h++)
-        same = same && n[h] == n[0];
-    if (hd % 64 == 0 && hd <= VF_FLOATS && l >= KERN_AVX2 && !(same && nh <= 4)) {
+    if (hd % 64 == 0 && hd <= VF_FLOATS && l >= KERN_AVX2) {
         if (l >= KERN_AVX512)
             values_shared(vf_block_avx512, vf_sums_avx512, nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
         else
             values_shared(vf_block_avx2, vf_sums_avx2, nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
-        return;
-    }
-    if (hd % 64 == 0 && l >= KERN_AVX512) {
-        values_avx512(nh, w, w_stride, v, v_stride, hd, n[0], out, out_stride);
-        return;
-    }
-    if (hd % 64 == 0 && l == KERN_AVX2) {
-        values_avx2(nh, w, w_stride, v, v_stride, hd, n[0], out, out_stride);
         return;
     }
 #endif

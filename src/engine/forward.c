@@ -475,7 +475,7 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     setup_matmuls(e, &aj, nb, 1, wo, wo_out, slot, NULL);
     bool ao_fused = e->hd % 32 == 0; /* a unit's slice is whole activation blocks */
     aj.rows = nb * e->n_head_kv >= nth ? e->n_head / e->n_head_kv : 1;
-    aj.span = aj.rows > 1 && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
+    aj.span = aj.rows == e->n_head / e->n_head_kv && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
     threadpool_chunks_init(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);

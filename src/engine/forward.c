@@ -198,33 +198,34 @@ static void swiglu_post(const job *j, int r0, int r1) {
     }
 }
 
+/* Chunk c of j: rows [*r0, *r1) of matrix *i (paired: of every matrix). */
+static void chunk_at(const engine *e, const job *j, int c, int *i, int *r0, int *r1) {
+    if (j->n_cut) {
+        *i = e->cuts[c].m;
+        *r0 = e->cuts[c].r0;
+        *r1 = e->cuts[c].r1;
+        return;
+    }
+    int k = 0;
+    while (!j->paired && c >= j->start[k + 1])
+        k++;
+    *i = k;
+    *r0 = (c - (j->paired ? 0 : j->start[k])) * j->rows;
+    *r1 = imin(*r0 + j->rows, j->m[k]->n_out);
+}
+
 static void job_matmul(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
     float *scratch = e->scratch + (size_t)ith * e->n_scratch;
     (void)nth;
     for (int c = threadpool_chunk_first(&j->ch, ith); c >= 0; c = threadpool_chunk_next(&j->ch)) {
-        if (j->n_cut) {
-            int i = e->cuts[c].m, r0 = e->cuts[c].r0, r1 = e->cuts[c].r1;
-            for (int k = j->paired ? 0 : i; k < (j->paired ? j->n_mm : i + 1); k++)
-                mat_rows(e, j->m[k], r0, r1, j->a[k], j->nb, j->out[k], j->ldo[k], scratch);
-            if (j->post == POST_SWIGLU)
-                swiglu_post(j, r0, r1);
-            continue;
-        }
-        if (j->paired) {
-            int r0 = c * j->rows, r1 = imin(r0 + j->rows, j->m[0]->n_out);
-            for (int i = 0; i < j->n_mm; i++)
-                mat_rows(e, j->m[i], r0, r1, j->a[i], j->nb, j->out[i], j->ldo[i], scratch);
-            if (j->post == POST_SWIGLU)
-                swiglu_post(j, r0, r1);
-            continue;
-        }
-        int i = 0;
-        while (c >= j->start[i + 1])
-            i++;
-        int r0 = (c - j->start[i]) * j->rows, r1 = imin(r0 + j->rows, j->m[i]->n_out);
-        mat_rows(e, j->m[i], r0, r1, j->a[i], j->nb, j->out[i], j->ldo[i], scratch);
+        int i, r0, r1;
+        chunk_at(e, j, c, &i, &r0, &r1);
+        for (int k = j->paired ? 0 : i; k < (j->paired ? j->n_mm : i + 1); k++)
+            mat_rows(e, j->m[k], r0, r1, j->a[k], j->nb, j->out[k], j->ldo[k], scratch);
+        if (j->post == POST_SWIGLU)
+            swiglu_post(j, r0, r1);
         if (j->post != POST_QKV)
             continue;
         /* the head's last chunk done (acq_rel: its other chunks' outputs are seen): post it */

@@ -363,12 +363,10 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
 
 /* ---------------- attention: many keys per pass ---------------- */
 
-/* 16 keys' scores (hd a multiple of 16): per key the 16-lane sums, then one transpose-
- * reduce that performs each key's fixed tree: pairs of keys share a vector after the
- * first step, four after the second, and so on; the result's lanes are then put back in
- * key order. */
 #ifdef KF_X86
-/* The transpose-reduce of 16 keys' lane sums: lane t of the result is key t's fixed tree. */
+/* The transpose-reduce of 16 keys' lane sums (hd a multiple of 16), performing each key's
+ * fixed tree: pairs of keys share a vector after the first step, four after the second, and
+ * so on; the result's lanes are then put back in key order (lane t: key t's sum). */
 T_AVX512 static INL __m512 reduce16x16_avx512(const __m512 *a) {
     __m512 u[8], v[4], z[2];
     for (int p = 0; p < 8; p++) /* l_j + l_(j+8): keys 2p, 2p+1 in lanes 0-7, 8-15 */
@@ -385,23 +383,10 @@ T_AVX512 static INL __m512 reduce16x16_avx512(const __m512 *a) {
     return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
 }
 
-T_AVX512 static void scores16_avx512(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
-    __m512 a[16];
-    for (int t = 0; t < 16; t++)
-        a[t] = _mm512_setzero_ps();
-    for (int i = 0; i < hd; i += 16) {
-        __m512 qv = _mm512_loadu_ps(q + i);
-#pragma GCC unroll 16
-        for (int t = 0; t < 16; t++)
-            a[t] = _mm512_fmadd_ps(F16Z(kp[t] + i), qv, a[t]);
-    }
-    _mm512_storeu_ps(out, _mm512_mul_ps(reduce16x16_avx512(a), _mm512_set1_ps(scale)));
-}
-
-/* Many queries (a unit of several rows' heads): keys in blocks of 16, each block converted to
- * floats once (kf, KV_HD_MAX floats a key at most) for every query; the same lanes and tree
- * per (query, key) as scores16_avx512. A block past the last key repeats key t0 in the lanes
- * it does not store. */
+/* Scores of nh queries (the heads of a unit's rows): keys in blocks of 16, each block
+ * converted to floats once (kf, KV_HD_MAX floats a key at most) for every query; per (query,
+ * key) the 16-lane sums, then reduce16x16_avx512. A block past the last key repeats key t0 in
+ * the lanes it does not store. */
 T_AVX512 static void scores_shared_avx512(int nh, const ggml_half *k, size_t ks, const float *q, size_t qs, int hd,
                                           int n, float scale, float *out, size_t os) {
     _Alignas(64) float kf[16 * KV_HD_MAX];
@@ -444,61 +429,9 @@ T_AVX2 static INL __m256 reduce8x8_avx2(const __m256 *a) {
     return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-/* 8 keys' scores at AVX2: the lo lanes of all 8 keys, then the hi lanes, then the same
- * transpose-reduce on 8 keys. */
-T_AVX2 static void scores8_avx2(const ggml_half *const *kp, const float *q, int hd, float scale, float *out) {
-    __m256 a[8], h[8];
-    for (int t = 0; t < 8; t++)
-        a[t] = h[t] = _mm256_setzero_ps();
-    for (int i = 0; i < hd; i += 16) {
-        __m256 qv = _mm256_loadu_ps(q + i);
-#pragma GCC unroll 8
-        for (int t = 0; t < 8; t++)
-            a[t] = _mm256_fmadd_ps(F16Y(kp[t] + i), qv, a[t]);
-    }
-    for (int i = 8; i < hd; i += 16) {
-        __m256 qv = _mm256_loadu_ps(q + i);
-#pragma GCC unroll 8
-        for (int t = 0; t < 8; t++)
-            h[t] = _mm256_fmadd_ps(F16Y(kp[t] + i), qv, h[t]);
-    }
-    for (int t = 0; t < 8; t++)
-        a[t] = _mm256_add_ps(a[t], h[t]);
-    _mm256_storeu_ps(out, _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale)));
-}
-
-/* Four heads x two keys at AVX2: each converted key vector serves the four queries (rows
- * qs apart); out[2 * h + key]. Same lanes and tree per (head, key) as scores8_avx2. */
-T_AVX2 static void scores_h4k2_avx2(const ggml_half *k0, const ggml_half *k1, const float *q, size_t qs, int hd,
-                                    float scale, float *out) {
-    __m256 a[8], h[8];
-    for (int i = 0; i < 8; i++)
-        a[i] = h[i] = _mm256_setzero_ps();
-    for (int i = 0; i < hd; i += 16) {
-        __m256 x0 = F16Y(k0 + i), x1 = F16Y(k1 + i);
-#pragma GCC unroll 4
-        for (int r = 0; r < 4; r++) {
-            __m256 qv = _mm256_loadu_ps(q + r * qs + i);
-            a[2 * r] = _mm256_fmadd_ps(x0, qv, a[2 * r]);
-            a[2 * r + 1] = _mm256_fmadd_ps(x1, qv, a[2 * r + 1]);
-        }
-    }
-    for (int i = 8; i < hd; i += 16) {
-        __m256 x0 = F16Y(k0 + i), x1 = F16Y(k1 + i);
-#pragma GCC unroll 4
-        for (int r = 0; r < 4; r++) {
-            __m256 qv = _mm256_loadu_ps(q + r * qs + i);
-            h[2 * r] = _mm256_fmadd_ps(x0, qv, h[2 * r]);
-            h[2 * r + 1] = _mm256_fmadd_ps(x1, qv, h[2 * r + 1]);
-        }
-    }
-    for (int i = 0; i < 8; i++)
-        a[i] = _mm256_add_ps(a[i], h[i]);
-    _mm256_storeu_ps(out, _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale)));
-}
-
-/* Many queries at AVX2: keys in blocks of 8 converted to floats once (kf) for every query;
- * per query the lo lanes of the 8 keys, then the hi lanes, then scores8_avx2's tree. */
+/* The same at AVX2: keys in blocks of 8 converted to floats once (kf) for every query; per
+ * query the lo lanes (j < 8 of each 16) of the 8 keys, then the hi lanes, their sums
+ * (l_j + l_(j+8), the tree's first step), then reduce8x8_avx2. */
 T_AVX2 static void scores_shared_avx2(int nh, const ggml_half *k, size_t ks, const float *q, size_t qs, int hd, int n,
                                       float scale, float *out, size_t os) {
     _Alignas(32) float kf[8 * KV_HD_MAX];
@@ -737,46 +670,18 @@ T_AVX2 static int scale_round_avx2(float *s, float inv, int n) {
 
 void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
                       float scale, float *out, size_t out_stride) {
-    int h = 0;
 #ifdef KF_X86
     kern_level l = kern_get_level();
-    /* a unit of several rows: each key converted once for all its queries */
-    if (l >= KERN_AVX512 && hd % 16 == 0 && hd <= KV_HD_MAX && nh > 1) {
+    if (l >= KERN_AVX512 && hd % 16 == 0 && hd <= KV_HD_MAX) {
         scores_shared_avx512(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
         return;
     }
-    if (l == KERN_AVX2 && hd % 16 == 0 && hd <= KV_HD_MAX && nh > 4) {
+    if (l == KERN_AVX2 && hd % 16 == 0 && hd <= KV_HD_MAX) {
         scores_shared_avx2(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
         return;
     }
-    for (; l == KERN_AVX2 && hd % 16 == 0 && h + 4 <= nh; h += 4) /* four heads share each key */
-        for (int t = 0; t < n; t += 2) {
-            float o[8];
-            const ggml_half *k0 = k + (size_t)t * k_stride, *k1 = t + 1 < n ? k0 + k_stride : k0;
-            scores_h4k2_avx2(k0, k1, q + (size_t)h * q_stride, q_stride, hd, scale, o);
-            for (int r = 0; r < 4; r++)
-                for (int c = 0; c < 2 && t + c < n; c++)
-                    out[(size_t)(h + r) * out_stride + t + c] = o[2 * r + c];
-        }
-    int K = l >= KERN_AVX512 ? 16 : l == KERN_AVX2 ? 8 : 0;
-    for (; K && hd % 16 == 0 && h < nh; h++) {
-        const float *qh = q + (size_t)h * q_stride;
-        float *oh = out + (size_t)h * out_stride;
-        for (int t0 = 0; t0 < n; t0 += K) {
-            const ggml_half *kp[16];
-            float o[16];
-            int m = n - t0 < K ? n - t0 : K;
-            for (int t = 0; t < K; t++) /* past the last key: key t0 again, its lane unused */
-                kp[t] = k + (size_t)(t0 + (t < m ? t : 0)) * k_stride;
-            if (K == 16)
-                scores16_avx512(kp, qh, hd, scale, o);
-            else
-                scores8_avx2(kp, qh, hd, scale, o);
-            memcpy(oh + t0, o, (size_t)m * sizeof(float));
-        }
-    }
 #endif
-    for (; h < nh; h++)
+    for (int h = 0; h < nh; h++)
         scores_scalar(k, k_stride, q + (size_t)h * q_stride, hd, n, scale, out + (size_t)h * out_stride);
 }
 

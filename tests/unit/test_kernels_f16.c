@@ -139,7 +139,7 @@ Test(kernels_f16, matmul_equals_dots) {
     check_matmul(13, 2048);
 }
 
-/* Scores of 1..40 keys (full passes of 2, 8 and 16, remainders) for 1..20 queries at once (a
+/* Scores of 1..40 keys (full blocks of 8 and 16, remainders) for 1..20 queries at once (a
  * unit of several rows' heads: each key converted once for all of them) == the one-key
  * 16-lane dot * scale, at every level. */
 Test(kernels_f16, attention_scores_equal_one_key_dots) {

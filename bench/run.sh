@@ -11,9 +11,10 @@ for b in "$BUILD"/bench/*; do
   echo "== $(basename "$b")"
   "$b" || rc=1
 done
-# benchmarks that drive the programs from the shell (the board's website under wrk)
+# benchmarks that drive the programs from the shell (the board's website under wrk); the
+# comparison with llama.cpp is `make bench-peers`'s (it needs `make interop`'s build)
 for s in bench/*.sh; do
-  [ "$s" = bench/run.sh ] && continue
+  case "$s" in bench/run.sh|bench/peers.sh) continue;; esac
   echo "== $(basename "$s" .sh)"
   sh "$s" || rc=1
 done

@@ -129,6 +129,32 @@ T_AVX2 static INL float reduce8_avx2(__m256 v) {
 /* The 16-lane tree on two ymm (lo: lanes j < 8, hi: j >= 8). */
 T_AVX2 static INL float reduce_avx2(__m256 lo, __m256 hi) { return reduce8_avx2(_mm256_add_ps(lo, hi)); }
 
+/* The 8-lane tree on four ymm at once: lane r of the result is reduce8_avx2(v[r]) (the same
+ * additions in the same order, four rows side by side). */
+T_AVX2 static INL __m128 reduce8x4_avx2(const __m256 *v) {
+    __m128 t[4];
+    for (int r = 0; r < 4; r++) /* t_j = l_j + l_(j+4) */
+        t[r] = _mm_add_ps(_mm256_castps256_ps128(v[r]), _mm256_extractf128_ps(v[r], 1));
+    /* t_0 + t_2 and t_1 + t_3 of rows 0, 1 (then 2, 3) side by side */
+    __m128 u01 = _mm_add_ps(_mm_movelh_ps(t[0], t[1]), _mm_movehl_ps(t[1], t[0]));
+    __m128 u23 = _mm_add_ps(_mm_movelh_ps(t[2], t[3]), _mm_movehl_ps(t[3], t[2]));
+    return _mm_add_ps(_mm_shuffle_ps(u01, u23, _MM_SHUFFLE(2, 0, 2, 0)), _mm_shuffle_ps(u01, u23, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* A tile's four rows' sums for one token (lanes: 8-lane sums of rows 0..3) into o[0..3],
+ * the elements past the lanes' part (from i) added one at a time. */
+T_AVX2 static INL void store_rows4(__m128 s, const ggml_half *const *w, const float *xf, const ggml_half *xh, int i,
+                                   int n, float *o) {
+    if (i == n) {
+        _mm_storeu_ps(o, s);
+        return;
+    }
+    float v[4];
+    _mm_storeu_ps(v, s);
+    for (int r = 0; r < 4; r++)
+        o[r] = dot_tail(v[r], w[r], xf, xh, i, n);
+}
+
 /* The matrix kernels at AVX2 take the 8-lane order: one ymm a (row, token). */
 T_AVX2 static float dot_avx2(const ggml_half *w, const ggml_half *x, int n) {
     __m256 a = _mm256_setzero_ps();
@@ -138,16 +164,18 @@ T_AVX2 static float dot_avx2(const ggml_half *w, const ggml_half *x, int n) {
     return dot_tail(reduce8_avx2(a), w, NULL, x, n8, n);
 }
 
-/* R rows x T tokens (R <= 4, T <= 3): out[r * T + t]. The T activation vectors stay in
- * registers while each row's weight vector is converted once and used for all T (F16
- * activations: a tile's rows and tokens then fit in L1 together, 4 x 3 of 2048 in 28 KB). */
-T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const ggml_half *const *x, int R, int T, int n, float *out) {
-    __m256 acc[4][3];
+/* 4 rows x T tokens (T <= 3): out[t * ldo + r]. The T activation vectors stay in registers
+ * while each row's weight vector is converted once and used for all T (F16 activations: a
+ * tile's rows and tokens then fit in L1 together, 4 x 3 of 2048 in 28 KB). */
+T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const ggml_half *const *x, int T, int n, float *out,
+                                 int ldo) {
+    enum { R = 4 };
+    __m256 acc[3][4]; /* [token][row] */
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 3
         for (int t = 0; t < T; t++)
-            acc[r][t] = _mm256_setzero_ps();
+            acc[t][r] = _mm256_setzero_ps();
     int n8 = n & ~7;
     for (int i = 0; i < n8; i += 8) {
         __m256 xv[3];
@@ -159,12 +187,11 @@ T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const ggml_half *con
             __m256 wv = F16Y(w[r] + i);
 #pragma GCC unroll 3
             for (int t = 0; t < T; t++)
-                acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
+                acc[t][r] = _mm256_fmadd_ps(wv, xv[t], acc[t][r]);
         }
     }
-    for (int r = 0; r < R; r++)
-        for (int t = 0; t < T; t++)
-            out[r * T + t] = dot_tail(reduce8_avx2(acc[r][t]), w[r], NULL, x[t], n8, n);
+    for (int t = 0; t < T; t++)
+        store_rows4(reduce8x4_avx2(acc[t]), w, NULL, x[t], n8, n, out + (size_t)t * ldo);
 }
 
 /* One token, eight rows per pass (no software prefetch: on an AVX2 EPYC it cost ~5 % of decode). */
@@ -199,14 +226,16 @@ T_AVX512 static float dot_avx512(const ggml_half *w, const float *x, int n) {
     return dot_tail(reduce_avx512(a), w, x, NULL, n16, n);
 }
 
-T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *const *x, int R, int T, int n,
-                                      float *out) {
-    __m512 acc[4][6];
+/* 4 rows x T tokens (T <= 6): out[t * ldo + r]. */
+T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *const *x, int T, int n, float *out,
+                                      int ldo) {
+    enum { R = 4 };
+    __m512 acc[6][4]; /* [token][row] */
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 6
         for (int t = 0; t < T; t++)
-            acc[r][t] = _mm512_setzero_ps();
+            acc[t][r] = _mm512_setzero_ps();
     int n16 = n & ~15;
     for (int i = 0; i < n16; i += 16) {
         __m512 wv[4];
@@ -218,12 +247,16 @@ T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *con
             __m512 xv = _mm512_loadu_ps(x[t] + i);
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++)
-                acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+                acc[t][r] = _mm512_fmadd_ps(wv[r], xv, acc[t][r]);
         }
     }
-    for (int r = 0; r < R; r++)
-        for (int t = 0; t < T; t++)
-            out[r * T + t] = dot_tail(reduce_avx512(acc[r][t]), w[r], x[t], NULL, n16, n);
+    for (int t = 0; t < T; t++) {
+        __m256 s[4]; /* the 16-lane tree's first step, s_j = l_j + l_(j+8), then the 8-lane tree */
+        for (int r = 0; r < R; r++)
+            s[r] = _mm256_add_ps(_mm512_castps512_ps256(acc[t][r]),
+                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t][r]), 1)));
+        store_rows4(reduce8x4_avx2(s), w, x[t], NULL, n16, n, out + (size_t)t * ldo);
+    }
 }
 
 /* One token, eight rows per pass. */
@@ -245,37 +278,38 @@ T_AVX512 static void gemv8_avx512(const ggml_half *const *w, const float *x, int
         out[r] = dot_tail(reduce_avx512(acc[r]), w[r], x, NULL, n16, n);
 }
 
-/* The tile kernels at their fixed sizes (a switch, so each instance has constant loops);
- * rows left over from the blocks of four one at a time. */
-T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const ggml_half *const *x, int R, int T, int n, float *out) {
+/* The tile kernels at their fixed sizes (a switch, so each instance has constant loops):
+ * out[t * ldo + r]; rows left over from the blocks of four one at a time. */
+T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const ggml_half *const *x, int R, int T, int n, float *out,
+                                 int ldo) {
     if (R != 4) {
         for (int r = 0; r < R; r++)
             for (int t = 0; t < T; t++)
-                out[r * T + t] = dot_avx2(w[r], x[t], n);
+                out[(size_t)t * ldo + r] = dot_avx2(w[r], x[t], n);
         return;
     }
     switch (T) {
-    case 1: tile_avx2(w, x, 4, 1, n, out); break;
-    case 2: tile_avx2(w, x, 4, 2, n, out); break;
-    default: tile_avx2(w, x, 4, 3, n, out); break;
+    case 1: tile_avx2(w, x, 1, n, out, ldo); break;
+    case 2: tile_avx2(w, x, 2, n, out, ldo); break;
+    default: tile_avx2(w, x, 3, n, out, ldo); break;
     }
 }
 
 T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *const *x, int R, int T, int n,
-                                     float *out) {
+                                     float *out, int ldo) {
     if (R != 4) { /* rows left over from the groups of four */
         for (int r = 0; r < R; r++)
             for (int t = 0; t < T; t++)
-                out[r * T + t] = dot_avx512(w[r], x[t], n);
+                out[(size_t)t * ldo + r] = dot_avx512(w[r], x[t], n);
         return;
     }
     switch (T) {
-    case 1: tile_avx512(w, x, 4, 1, n, out); break;
-    case 2: tile_avx512(w, x, 4, 2, n, out); break;
-    case 3: tile_avx512(w, x, 4, 3, n, out); break;
-    case 4: tile_avx512(w, x, 4, 4, n, out); break;
-    case 5: tile_avx512(w, x, 4, 5, n, out); break;
-    default: tile_avx512(w, x, 4, 6, n, out); break;
+    case 1: tile_avx512(w, x, 1, n, out, ldo); break;
+    case 2: tile_avx512(w, x, 2, n, out, ldo); break;
+    case 3: tile_avx512(w, x, 3, n, out, ldo); break;
+    case 4: tile_avx512(w, x, 4, n, out, ldo); break;
+    case 5: tile_avx512(w, x, 5, n, out, ldo); break;
+    default: tile_avx512(w, x, 6, n, out, ldo); break;
     }
 }
 #endif
@@ -331,30 +365,27 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
     }
 #ifdef KF_X86
     /* rows in blocks of 4 (the block's weights stay in cache while the tokens pass), tokens
-     * in tiles of at most TM, sized evenly */
+     * in tiles of at most TM, sized evenly (the first `big` tiles one token more) */
     int TM = l >= KERN_AVX512 ? 6 : 3;
+    int tiles = (nb + TM - 1) / TM, q = nb / tiles, big = nb % tiles;
     for (int r = r0; r < r1; r += 4) {
         int R = r1 - r < 4 ? r1 - r : 4;
         const ggml_half *w[4];
         for (int k = 0; k < R; k++)
             w[k] = (const ggml_half *)(wb + (size_t)(r + k) * row_bytes);
-        int tiles = (nb + TM - 1) / TM;
         for (int b = 0, i = 0; b < nb; i++) {
-            int T = (nb - b + (tiles - i) - 1) / (tiles - i);
+            int T = q + (i < big);
             const float *xf[6]; /* the rows in the level's form: F32 from AVX-512 on, else F16 */
             const ggml_half *xh[6];
-            float o[24];
             for (int t = 0; t < T; t++) {
                 xf[t] = (const float *)(ab + (size_t)(b + t) * act_bytes);
                 xh[t] = (const ggml_half *)(ab + (size_t)(b + t) * act_bytes);
             }
+            float *o = out + (size_t)b * ldo + r; /* the tile writes o[t * ldo + k] */
             if (l >= KERN_AVX512)
-                tile_avx512_any(w, xf, R, T, n, o);
+                tile_avx512_any(w, xf, R, T, n, o, ldo);
             else
-                tile_avx2_any(w, xh, R, T, n, o);
-            for (int t = 0; t < T; t++)
-                for (int k = 0; k < R; k++)
-                    out[(size_t)(b + t) * ldo + r + k] = o[k * T + t];
+                tile_avx2_any(w, xh, R, T, n, o, ldo);
             b += T;
         }
     }

@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "engine/generate.h"
 #include "engine/kernels.h"
+#include "engine/kernels_f16.h"
 #include "engine/quantize.h"
 #include "engine/synth.h"
 
@@ -275,6 +276,10 @@ int main(int argc, char **argv) {
     for (int l = KERN_SCALAR; want && l <= KERN_AMX; l++)
         if (strcmp(want, kern_level_name((kern_level)l)) == 0)
             kern_set_level((kern_level)l);
+    /* PACER_F16_ACT=f16|f32 fixes the form of F16 weights' activations at AVX2 (else timed) */
+    const char *form = getenv("PACER_F16_ACT");
+    if (form)
+        kern_f16_set_act_type(strcmp(form, "f32") == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16);
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
     for (int i = 1; i < argc; i++) {
@@ -313,7 +318,8 @@ int main(int argc, char **argv) {
     }
     if (model)
         return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg);
-    printf("kernels: %s\n", kern_level_name(kern_get_level()));
+    printf("kernels: %s, F16 weights' activations as %s\n", kern_level_name(kern_get_level()),
+           ggml_type_name(kern_f16_act_type()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);
     for (size_t i = 0; i < BENCH_TABLE_TYPES; i++) {

@@ -15,9 +15,10 @@
 #include "engine/tokenizer.h"
 
 /* Rows per forward chunk: 32, or 128 where AMX multiplies the packed matrices or F16
- * weights meet F16 activations (AVX2: each converted weight vector then serves four times
- * the tokens while a tile still fits L1; pp128 at 2 threads 72-76 -> 78-81 tok/s). No
- * result depends on it: every kernel computes a row the same way in any batch. */
+ * weights are multiplied at AVX2 (each converted weight vector then serves four times the
+ * tokens; pp128 at 2 threads 72-76 -> 78-81 tok/s with F16 activations, 30.0-30.9 -> 31.2-31.5
+ * with F32 ones on a slower host). No result depends on it: every kernel computes a row the
+ * same way in any batch. */
 #define ENGINE_BATCH 32
 #define ENGINE_BATCH_WIDE 128
 /* A matmul job's chunk where chunks shrink towards the job's end (forward.c): rows [r0, r1)

@@ -7,9 +7,13 @@
 #include "engine/kernels_f16.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "engine/kernels.h"
 
 #if defined(__x86_64__)
@@ -141,27 +145,66 @@ T_AVX2 static INL __m128 reduce8x4_avx2(const __m256 *v) {
     return _mm_add_ps(_mm_shuffle_ps(u01, u23, _MM_SHUFFLE(2, 0, 2, 0)), _mm_shuffle_ps(u01, u23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-/* A tile's four rows' sums for one token (lanes: 8-lane sums of rows 0..3) into o[0..3],
- * the elements past the lanes' part (from i) added one at a time. */
-T_AVX2 static INL void store_rows4(__m128 s, const ggml_half *const *w, const float *xf, const ggml_half *xh, int i,
-                                   int n, float *o) {
+/* A tile's R rows' sums for one token (R = 4 or 2; lanes: 8-lane sums of rows 0..R-1) into
+ * o[0..R), the elements past the lanes' part (from i) added one at a time. */
+T_AVX2 static INL void store_rows(__m128 s, int R, const ggml_half *const *w, const float *xf, const ggml_half *xh,
+                                  int i, int n, float *o) {
     if (i == n) {
-        _mm_storeu_ps(o, s);
+        if (R == 4)
+            _mm_storeu_ps(o, s);
+        else
+            _mm_storel_pi((__m64 *)o, s);
         return;
     }
     float v[4];
     _mm_storeu_ps(v, s);
-    for (int r = 0; r < 4; r++)
+    for (int r = 0; r < R; r++)
         o[r] = dot_tail(v[r], w[r], xf, xh, i, n);
 }
 
-/* The matrix kernels at AVX2 take the 8-lane order: one ymm a (row, token). */
-T_AVX2 static float dot_avx2(const ggml_half *w, const ggml_half *x, int n) {
+/* The matrix kernels at AVX2 take the 8-lane order: one ymm a (row, token). Activations
+ * come in either form (kern_f16_act_type): x_avx2 loads 8 of them as floats. */
+T_AVX2 static INL __m256 x_avx2(const void *x, bool f32, int i) {
+    return f32 ? _mm256_loadu_ps((const float *)x + i) : F16Y((const ggml_half *)x + i);
+}
+
+T_AVX2 static INL float dot_avx2_form(const ggml_half *w, const void *x, bool f32, int n) {
     __m256 a = _mm256_setzero_ps();
     int n8 = n & ~7;
     for (int i = 0; i < n8; i += 8)
-        a = _mm256_fmadd_ps(F16Y(w + i), F16Y(x + i), a);
-    return dot_tail(reduce8_avx2(a), w, NULL, x, n8, n);
+        a = _mm256_fmadd_ps(F16Y(w + i), x_avx2(x, f32, i), a);
+    return dot_tail(reduce8_avx2(a), w, f32 ? x : NULL, f32 ? NULL : x, n8, n);
+}
+
+T_AVX2 static float dot_avx2(const ggml_half *w, const ggml_half *x, int n) { return dot_avx2_form(w, x, false, n); }
+T_AVX2 static float dot_avx2f(const ggml_half *w, const float *x, int n) { return dot_avx2_form(w, x, true, n); }
+
+/* 2 rows x T tokens (T <= 6) of F32 activations: out[t * ldo + r]. Two converted weight
+ * vectors stay in registers and each multiply-add reads its activation from memory: two
+ * conversions per twelve multiply-adds, where the 4 x 3 tile of F16 activations makes seven. */
+T_AVX2 static INL void tile2_avx2(const ggml_half *const *w, const float *const *x, int T, int n, float *out, int ldo) {
+    __m256 acc[6][2]; /* [token][row] */
+#pragma GCC unroll 6
+    for (int t = 0; t < T; t++)
+        acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    int n8 = n & ~7;
+    for (int i = 0; i < n8; i += 8) {
+        __m256 w0 = F16Y(w[0] + i), w1 = F16Y(w[1] + i);
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++) {
+            __m256 xv = _mm256_loadu_ps(x[t] + i);
+            acc[t][0] = _mm256_fmadd_ps(w0, xv, acc[t][0]);
+            acc[t][1] = _mm256_fmadd_ps(w1, xv, acc[t][1]);
+        }
+    }
+    for (int t = 0; t < T; t += 2) { /* two tokens' two rows through one four-lane tree */
+        int u = t + 1 < T ? t + 1 : t;
+        __m256 v[4] = {acc[t][0], acc[t][1], acc[u][0], acc[u][1]};
+        __m128 s = reduce8x4_avx2(v);
+        store_rows(s, 2, w, x[t], NULL, n8, n, out + (size_t)t * ldo);
+        if (u != t)
+            store_rows(_mm_movehl_ps(s, s), 2, w, x[u], NULL, n8, n, out + (size_t)u * ldo);
+    }
 }
 
 /* 4 rows x T tokens (T <= 3): out[t * ldo + r]. The T activation vectors stay in registers
@@ -191,23 +234,30 @@ T_AVX2 static INL void tile_avx2(const ggml_half *const *w, const ggml_half *con
         }
     }
     for (int t = 0; t < T; t++)
-        store_rows4(reduce8x4_avx2(acc[t]), w, NULL, x[t], n8, n, out + (size_t)t * ldo);
+        store_rows(reduce8x4_avx2(acc[t]), 4, w, NULL, x[t], n8, n, out + (size_t)t * ldo);
 }
 
 /* One token, eight rows per pass (no software prefetch: on an AVX2 EPYC it cost ~5 % of decode). */
-T_AVX2 static void gemv8_avx2(const ggml_half *const *w, const ggml_half *x, int n, float *out) {
+T_AVX2 static INL void gemv8_avx2_form(const ggml_half *const *w, const void *x, bool f32, int n, float *out) {
     __m256 acc[8];
     for (int r = 0; r < 8; r++)
         acc[r] = _mm256_setzero_ps();
     int n8 = n & ~7;
     for (int i = 0; i < n8; i += 8) {
-        __m256 xv = F16Y(x + i);
+        __m256 xv = x_avx2(x, f32, i);
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++)
             acc[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xv, acc[r]);
     }
     for (int r = 0; r < 8; r++)
-        out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], NULL, x, n8, n);
+        out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], f32 ? x : NULL, f32 ? NULL : x, n8, n);
+}
+
+T_AVX2 static void gemv8_avx2(const ggml_half *const *w, const ggml_half *x, int n, float *out) {
+    gemv8_avx2_form(w, x, false, n, out);
+}
+T_AVX2 static void gemv8_avx2f(const ggml_half *const *w, const float *x, int n, float *out) {
+    gemv8_avx2_form(w, x, true, n, out);
 }
 
 /* ---------------- AVX-512: 16 lanes in one zmm ---------------- */
@@ -255,7 +305,7 @@ T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *con
         for (int r = 0; r < R; r++)
             s[r] = _mm256_add_ps(_mm512_castps512_ps256(acc[t][r]),
                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t][r]), 1)));
-        store_rows4(reduce8x4_avx2(s), w, x[t], NULL, n16, n, out + (size_t)t * ldo);
+        store_rows(reduce8x4_avx2(s), 4, w, x[t], NULL, n16, n, out + (size_t)t * ldo);
     }
 }
 
@@ -295,6 +345,23 @@ T_AVX2 static void tile_avx2_any(const ggml_half *const *w, const ggml_half *con
     }
 }
 
+T_AVX2 static void tile2_avx2_any(const ggml_half *const *w, const float *const *x, int R, int T, int n, float *out,
+                                  int ldo) {
+    if (R != 2) { /* a row left over from the pairs */
+        for (int t = 0; t < T; t++)
+            out[(size_t)t * ldo] = dot_avx2f(w[0], x[t], n);
+        return;
+    }
+    switch (T) {
+    case 1: tile2_avx2(w, x, 1, n, out, ldo); break;
+    case 2: tile2_avx2(w, x, 2, n, out, ldo); break;
+    case 3: tile2_avx2(w, x, 3, n, out, ldo); break;
+    case 4: tile2_avx2(w, x, 4, n, out, ldo); break;
+    case 5: tile2_avx2(w, x, 5, n, out, ldo); break;
+    default: tile2_avx2(w, x, 6, n, out, ldo); break;
+    }
+}
+
 T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *const *x, int R, int T, int n,
                                      float *out, int ldo) {
     if (R != 4) { /* rows left over from the groups of four */
@@ -320,76 +387,159 @@ int kern_f16_lanes(void) { return kern_get_level() == KERN_AVX2 ? 8 : 16; }
 
 float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, NULL, n, lanes); }
 
-ggml_type kern_f16_act_type(void) { return kern_get_level() >= KERN_AVX512 ? GGML_TYPE_F32 : GGML_TYPE_F16; }
+/* The products' kernels: the level's, and at AVX2 the one for the activations' form. */
+typedef enum { MM_SCALAR, MM_AVX2_F16, MM_AVX2_F32, MM_AVX512 } mm_kind;
+
+static mm_kind mm_kind_now(void) {
+    kern_level l = kern_get_level();
+    if (l == KERN_SCALAR)
+        return MM_SCALAR;
+    return l >= KERN_AVX512 ? MM_AVX512 : kern_f16_act_type() == GGML_TYPE_F32 ? MM_AVX2_F32 : MM_AVX2_F16;
+}
 
 float kern_dot_f16(const ggml_half *w, const void *x, int n) {
+    switch (mm_kind_now()) {
 #ifdef KF_X86
-    kern_level l = kern_get_level();
-    if (l >= KERN_AVX512)
-        return dot_avx512(w, x, n);
-    if (l == KERN_AVX2)
-        return dot_avx2(w, x, n);
+    case MM_AVX512: return dot_avx512(w, x, n);
+    case MM_AVX2_F32: return dot_avx2f(w, x, n);
+    case MM_AVX2_F16: return dot_avx2(w, x, n);
 #endif
-    return dot_lanes(w, NULL, x, n, 16);
+    default: return dot_lanes(w, NULL, x, n, 16);
+    }
 }
 
 /* One token: rows in passes of 8, the rest one at a time. */
-static void gemv(kern_level l, const unsigned char *W, size_t rb, int n, int r0, int r1, const void *x, float *out) {
+static void gemv(mm_kind k, const unsigned char *W, size_t rb, int n, int r0, int r1, const void *x, float *out) {
     int r = r0;
 #ifdef KF_X86
-    int step = l >= KERN_AVX2 ? 8 : 0;
-    for (; step && r + step <= r1; r += step) {
+    for (; k != MM_SCALAR && r + 8 <= r1; r += 8) {
         const ggml_half *w[8];
-        for (int k = 0; k < step; k++)
-            w[k] = (const ggml_half *)(W + (size_t)(r + k) * rb);
-        if (l >= KERN_AVX512)
+        for (int i = 0; i < 8; i++)
+            w[i] = (const ggml_half *)(W + (size_t)(r + i) * rb);
+        if (k == MM_AVX512)
             gemv8_avx512(w, x, n, out + r);
+        else if (k == MM_AVX2_F32)
+            gemv8_avx2f(w, x, n, out + r);
         else
             gemv8_avx2(w, x, n, out + r);
     }
 #else
-    (void)l;
+    (void)k;
 #endif
     for (; r < r1; r++)
         out[r] = kern_dot_f16((const ggml_half *)(W + (size_t)r * rb), x, n);
 }
 
-void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
-                     size_t act_bytes, int nb, float *out, int ldo) {
-    const unsigned char *wb = (const unsigned char *)W, *ab = act;
-    kern_level l = kern_get_level();
-    if (nb == 1 || l == KERN_SCALAR) {
-        for (int b = 0; b < nb; b++)
-            gemv(l, wb, row_bytes, n, r0, r1, ab + (size_t)b * act_bytes, out + (size_t)b * ldo);
-        return;
-    }
+/* A batch through kind k's tiles (k not MM_SCALAR): rows in blocks of RM (the block's
+ * weights stay in cache while the tokens pass), tokens in tiles of at most TM, sized evenly
+ * (the first `big` tiles one token more). */
+static void matmul_tiles(mm_kind k, const unsigned char *wb, size_t row_bytes, int n, int r0, int r1,
+                         const unsigned char *ab, size_t act_bytes, int nb, float *out, int ldo) {
 #ifdef KF_X86
-    /* rows in blocks of 4 (the block's weights stay in cache while the tokens pass), tokens
-     * in tiles of at most TM, sized evenly (the first `big` tiles one token more) */
-    int TM = l >= KERN_AVX512 ? 6 : 3;
+    int RM = k == MM_AVX2_F32 ? 2 : 4, TM = k == MM_AVX2_F16 ? 3 : 6;
     int tiles = (nb + TM - 1) / TM, q = nb / tiles, big = nb % tiles;
-    for (int r = r0; r < r1; r += 4) {
-        int R = r1 - r < 4 ? r1 - r : 4;
+    for (int r = r0; r < r1; r += RM) {
+        int R = r1 - r < RM ? r1 - r : RM;
         const ggml_half *w[4];
-        for (int k = 0; k < R; k++)
-            w[k] = (const ggml_half *)(wb + (size_t)(r + k) * row_bytes);
+        for (int i = 0; i < R; i++)
+            w[i] = (const ggml_half *)(wb + (size_t)(r + i) * row_bytes);
         for (int b = 0, i = 0; b < nb; i++) {
             int T = q + (i < big);
-            const float *xf[6]; /* the rows in the level's form: F32 from AVX-512 on, else F16 */
+            const float *xf[6]; /* the rows in the kind's form */
             const ggml_half *xh[6];
             for (int t = 0; t < T; t++) {
                 xf[t] = (const float *)(ab + (size_t)(b + t) * act_bytes);
                 xh[t] = (const ggml_half *)(ab + (size_t)(b + t) * act_bytes);
             }
-            float *o = out + (size_t)b * ldo + r; /* the tile writes o[t * ldo + k] */
-            if (l >= KERN_AVX512)
+            float *o = out + (size_t)b * ldo + r; /* the tile writes o[t * ldo + i] */
+            if (k == MM_AVX512)
                 tile_avx512_any(w, xf, R, T, n, o, ldo);
+            else if (k == MM_AVX2_F32)
+                tile2_avx2_any(w, xf, R, T, n, o, ldo);
             else
                 tile_avx2_any(w, xh, R, T, n, o, ldo);
             b += T;
         }
     }
+#else
+    (void)k, (void)wb, (void)row_bytes, (void)n, (void)r0, (void)r1, (void)ab, (void)act_bytes, (void)nb, (void)out,
+        (void)ldo;
 #endif
+}
+
+void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
+                     size_t act_bytes, int nb, float *out, int ldo) {
+    const unsigned char *wb = (const unsigned char *)W, *ab = act;
+    mm_kind k = mm_kind_now();
+    if (nb == 1 || k == MM_SCALAR) {
+        for (int b = 0; b < nb; b++)
+            gemv(k, wb, row_bytes, n, r0, r1, ab + (size_t)b * act_bytes, out + (size_t)b * ldo);
+        return;
+    }
+    matmul_tiles(k, wb, row_bytes, n, r0, r1, ab, act_bytes, nb, out, ldo);
+}
+
+/* ---------------- the activations' form at AVX2 ---------------- */
+
+/* Which form of activations multiplies faster on this CPU: F16 (half the bytes, each
+ * converted inside the 4 x 3 tile) or F32 (the 2 x 6 tile: two conversions per twelve
+ * multiply-adds). The products are the same bits either way; only speed depends on it. On
+ * an AVX2 EPYC of the first generation F32 made the tile 34 against 20 GFLOP/s a thread,
+ * while an earlier, later-generation host measured F16 faster; so each process times both
+ * once: best of 5 alternating trials, each 8 products of 16 rows x 12 tokens x 2048. */
+static ggml_type time_forms(void) {
+    ggml_type best = GGML_TYPE_F16;
+#ifdef KF_X86
+    enum { N = 2048, ROWS = 16, TOK = 12 };
+    ggml_half *w = malloc(sizeof(ggml_half) * ROWS * N), *xh = malloc(sizeof(ggml_half) * TOK * N);
+    float *xf = malloc(sizeof(float) * TOK * N), *out = malloc(sizeof(float) * TOK * ROWS);
+    if (w && xh && xf && out) {
+        for (int i = 0; i < ROWS * N; i++)
+            w[i] = ggml_fp32_to_fp16((float)(i % 7 - 3) / 64);
+        for (int i = 0; i < TOK * N; i++) {
+            xh[i] = ggml_fp32_to_fp16((float)(i % 5 - 2) / 8);
+            xf[i] = ggml_fp16_to_fp32(xh[i]);
+        }
+        int64_t t[2] = {INT64_MAX, INT64_MAX};
+        for (int trial = 0; trial < 5; trial++)
+            for (int f = 0; f < 2; f++) {
+                int64_t t0 = clock_now_ns();
+                for (int rep = 0; rep < 8; rep++)
+                    matmul_tiles(f ? MM_AVX2_F32 : MM_AVX2_F16, (const unsigned char *)w, N * sizeof(ggml_half), N, 0,
+                                 ROWS, f ? (const unsigned char *)xf : (const unsigned char *)xh,
+                                 f ? N * sizeof(float) : N * sizeof(ggml_half), TOK, out, ROWS);
+                int64_t d = clock_now_ns() - t0;
+                t[f] = d < t[f] ? d : t[f];
+            }
+        best = t[1] < t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
+    }
+    free(w);
+    free(xh);
+    free(xf);
+    free(out);
+#endif
+    return best;
+}
+
+static atomic_int g_form_set; /* kern_f16_set_act_type's form + 1; 0: the timed one */
+static pthread_once_t g_form_once = PTHREAD_ONCE_INIT;
+static ggml_type g_form_timed = GGML_TYPE_F16;
+
+static void form_init(void) { g_form_timed = time_forms(); }
+
+ggml_type kern_f16_act_type(void) {
+    kern_level l = kern_get_level();
+    if (l != KERN_AVX2)
+        return l >= KERN_AVX512 ? GGML_TYPE_F32 : GGML_TYPE_F16;
+    int set = atomic_load_explicit(&g_form_set, memory_order_relaxed);
+    if (set)
+        return (ggml_type)(set - 1);
+    pthread_once(&g_form_once, form_init);
+    return g_form_timed;
+}
+
+void kern_f16_set_act_type(ggml_type t) {
+    atomic_store_explicit(&g_form_set, t == GGML_TYPE_F16 || t == GGML_TYPE_F32 ? (int)t + 1 : 0, memory_order_relaxed);
 }
 
 /* ---------------- attention: many keys per pass ---------------- */

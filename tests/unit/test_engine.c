@@ -12,6 +12,7 @@
 #include "need.h"
 #include "engine/engine.h"
 #include "engine/kernels.h"
+#include "engine/kernels_f16.h"
 #include "engine/quantize.h"
 #include "engine/synth.h"
 
@@ -253,6 +254,43 @@ Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_batc
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_K); }
 Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q6_K); }
 Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_F16); }
+/* At AVX2 F16 weights take their activations as F16 or as F32 (kern_f16_act_type: whichever
+ * is faster on the CPU): the logits of a batch and of a decoded token are the same bits. */
+Test(engine, f16_activation_forms_give_the_same_logits, .timeout = 60) {
+    kern_level best = kern_detect();
+    if (best < KERN_AVX2) {
+        cr_skip_test("this CPU has no AVX2 (%s)", kern_level_name(best));
+    }
+    kern_set_level(KERN_AVX2);
+    enum { T = 40 };
+    float *lg[2], *last[2];
+    char path[128];
+    for (int f = 0; f < 2; f++) {
+        kern_f16_set_act_type(f ? GGML_TYPE_F32 : GGML_TYPE_F16);
+        engine *e = open_synth(GGML_TYPE_F16, 2, 1, path, sizeof path);
+        int nv = engine_get_info(e)->n_vocab;
+        int32_t toks[T + 1];
+        for (int i = 0; i <= T; i++)
+            toks[i] = (int32_t)((i * 31 + 5) % nv);
+        lg[f] = malloc((size_t)T * nv * sizeof(float));
+        last[f] = malloc((size_t)nv * sizeof(float));
+        cr_assert_eq(engine_eval(e, toks, T, 0, lg[f], true), PACER_OK);
+        cr_assert_eq(engine_eval(e, toks + T, 1, T, last[f], false), PACER_OK);
+        if (f == 1) {
+            cr_assert(memcmp(lg[0], lg[1], (size_t)T * nv * sizeof(float)) == 0, "batch: F16 and F32 activations differ");
+            cr_assert(memcmp(last[0], last[1], (size_t)nv * sizeof(float)) == 0, "decode: F16 and F32 activations differ");
+        }
+        engine_close(e);
+    }
+    for (int f = 0; f < 2; f++) {
+        free(lg[f]);
+        free(last[f]);
+    }
+    unlink(path);
+    kern_f16_set_act_type(GGML_TYPE__COUNT);
+    kern_set_level(best);
+}
+
 Test(engine, odd_shapes_batched_equal_serial_and_threads, .timeout = 60) {
     check_batched_shape(GGML_TYPE_F16, true);
     check_batched_shape(GGML_TYPE_F32, true);

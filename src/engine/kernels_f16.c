@@ -488,14 +488,16 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
 
 /* Which form of activations multiplies faster on this CPU: F16 (half the bytes, each
  * converted inside the 4 x 3 tile) or F32 (the 2 x 6 tile: two conversions per twelve
- * multiply-adds). The products are the same bits either way; only speed depends on it. On
- * an AVX2 EPYC of the first generation F32 made the tile 34 against 20 GFLOP/s a thread,
- * while an earlier, later-generation host measured F16 faster; so each process times both
- * once: best of 5 alternating trials, each 8 products of 16 rows x 12 tokens x 2048. */
+ * multiply-adds). The products are the same bits either way; only speed depends on it. On a
+ * first-generation AVX2 EPYC F32 made the tile 34 against 21 GFLOP/s a thread; on a Xeon
+ * (at AVX2) F16 was as fast or faster, and a small timed product there picked either form
+ * from one run to the next. So each process times one chunk-sized product the way the
+ * engine makes it (64 rows x 128 tokens x 2048, in F16 1.6 ms on that EPYC), best of 3
+ * alternating trials, and takes F32 only where it is at least 15 % faster. */
 static ggml_type time_forms(void) {
     ggml_type best = GGML_TYPE_F16;
 #ifdef KF_X86
-    enum { N = 2048, ROWS = 16, TOK = 12 };
+    enum { N = 2048, ROWS = 64, TOK = 128 };
     ggml_half *w = malloc(sizeof(ggml_half) * ROWS * N), *xh = malloc(sizeof(ggml_half) * TOK * N);
     float *xf = malloc(sizeof(float) * TOK * N), *out = malloc(sizeof(float) * TOK * ROWS);
     if (w && xh && xf && out) {
@@ -506,17 +508,16 @@ static ggml_type time_forms(void) {
             xf[i] = ggml_fp16_to_fp32(xh[i]);
         }
         int64_t t[2] = {INT64_MAX, INT64_MAX};
-        for (int trial = 0; trial < 5; trial++)
+        for (int trial = 0; trial < 3; trial++)
             for (int f = 0; f < 2; f++) {
                 int64_t t0 = clock_now_ns();
-                for (int rep = 0; rep < 8; rep++)
-                    matmul_tiles(f ? MM_AVX2_F32 : MM_AVX2_F16, (const unsigned char *)w, N * sizeof(ggml_half), N, 0,
-                                 ROWS, f ? (const unsigned char *)xf : (const unsigned char *)xh,
-                                 f ? N * sizeof(float) : N * sizeof(ggml_half), TOK, out, ROWS);
+                matmul_tiles(f ? MM_AVX2_F32 : MM_AVX2_F16, (const unsigned char *)w, N * sizeof(ggml_half), N, 0, ROWS,
+                             f ? (const unsigned char *)xf : (const unsigned char *)xh,
+                             f ? N * sizeof(float) : N * sizeof(ggml_half), TOK, out, ROWS);
                 int64_t d = clock_now_ns() - t0;
                 t[f] = d < t[f] ? d : t[f];
             }
-        best = t[1] < t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
+        best = (double)t[1] * 1.15 < (double)t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
     }
     free(w);
     free(xh);

@@ -278,6 +278,10 @@ int main(int argc, char **argv) {
             kern_set_level((kern_level)l);
     /* PACER_F16_ACT=f16|f32 fixes the form of F16 weights' activations at AVX2 (else timed) */
     const char *form = getenv("PACER_F16_ACT");
+    if (form && strcmp(form, "f16") != 0 && strcmp(form, "f32") != 0) {
+        fprintf(stderr, "bench_engine: PACER_F16_ACT=%s: f16 or f32\n", form);
+        return 2;
+    }
     if (form)
         kern_f16_set_act_type(strcmp(form, "f32") == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16);
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";

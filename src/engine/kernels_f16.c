@@ -397,8 +397,9 @@ static mm_kind mm_kind_now(void) {
     return l >= KERN_AVX512 ? MM_AVX512 : kern_f16_act_type() == GGML_TYPE_F32 ? MM_AVX2_F32 : MM_AVX2_F16;
 }
 
-float kern_dot_f16(const ggml_half *w, const void *x, int n) {
-    switch (mm_kind_now()) {
+/* One row's dot through kind k's kernel. */
+static float dot_kind(mm_kind k, const ggml_half *w, const void *x, int n) {
+    switch (k) {
 #ifdef KF_X86
     case MM_AVX512: return dot_avx512(w, x, n);
     case MM_AVX2_F32: return dot_avx2f(w, x, n);
@@ -407,6 +408,8 @@ float kern_dot_f16(const ggml_half *w, const void *x, int n) {
     default: return dot_lanes(w, NULL, x, n, 16);
     }
 }
+
+float kern_dot_f16(const ggml_half *w, const void *x, int n) { return dot_kind(mm_kind_now(), w, x, n); }
 
 /* One token: rows in passes of 8, the rest one at a time. */
 static void gemv(mm_kind k, const unsigned char *W, size_t rb, int n, int r0, int r1, const void *x, float *out) {
@@ -423,11 +426,9 @@ static void gemv(mm_kind k, const unsigned char *W, size_t rb, int n, int r0, in
         else
             gemv8_avx2(w, x, n, out + r);
     }
-#else
-    (void)k;
 #endif
     for (; r < r1; r++)
-        out[r] = kern_dot_f16((const ggml_half *)(W + (size_t)r * rb), x, n);
+        out[r] = dot_kind(k, (const ggml_half *)(W + (size_t)r * rb), x, n);
 }
 
 /* A batch through kind k's tiles (k not MM_SCALAR): rows in blocks of RB (the block's

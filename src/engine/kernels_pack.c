@@ -208,6 +208,48 @@ T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
+/* Decode (one token) takes GEMV_GROUPS groups per pass, so a block's activation broadcasts
+ * and scales are made once for 32 rows (the tiles make them once per group); each group's
+ * sums and float steps are the tile's, so the bits are too. */
+#define GEMV_GROUPS 4
+
+/* nib_isum_avx2 of the block's packed nibbles q, against the activation chunks broadcast. */
+T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(v, m4), bc[k]));
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), bc[k + 4]));
+    }
+    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+}
+
+T_AVX2 static void q4_0_avx2_gemv(const pk_q4_0 *pk, int nblk, const kern_q8_block *x, float *o, int valid) {
+    __m256 acc[GEMV_GROUPS];
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        acc[g] = _mm256_setzero_ps();
+    for (int b = 0; b < nblk; b++, pk++) {
+        const kern_q8_block *xb = &x[b];
+        __m256i bc[8];
+        for (int k = 0; k < 8; k++)
+            bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+        __m256i off = _mm256_set1_epi32(8 * xb->sum);
+        __m256 dx = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+        for (int g = 0; g < GEMV_GROUPS; g++) {
+            const pk_q4_0 *p = pk + (size_t)g * nblk;
+            prefetch_lines(p, 192);
+            __m256i is = _mm256_sub_epi32(nib_isum_bc_avx2(p->q, bc), off);
+            __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
+            acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc[g]);
+        }
+    }
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        store8(o + 8 * g, valid - 8 * g, acc[g]);
+}
+
 T_AVX2 INLINE __m256 u8x8_ps(const uint8_t *p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)));
 }
@@ -239,6 +281,33 @@ T_AVX2 INLINE void q4_K_avx2_tile(const pk_q4_K *pk, int nsup, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
+/* Q4_K decode: GEMV_GROUPS groups per pass, as q4_0_avx2_gemv; each group's steps are
+ * q4_K_avx2_tile's. */
+T_AVX2 static void q4_K_avx2_gemv(const pk_q4_K *pk, int nsup, const kern_q8_block *x, float *o, int valid) {
+    __m256 acc[GEMV_GROUPS];
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        acc[g] = _mm256_setzero_ps();
+    for (int b = 0; b < nsup; b++, pk++)
+        for (int sb = 0; sb < 8; sb++) {
+            const kern_q8_block *xb = &x[b * 8 + sb];
+            __m256i bc[8];
+            for (int k = 0; k < 8; k++)
+                bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+            __m256 sum = _mm256_set1_ps((float)xb->sum), dx = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+            for (int g = 0; g < GEMV_GROUPS; g++) {
+                const pk_q4_K *p = pk + (size_t)g * nsup;
+                prefetch_lines(p->q[sb], 192);
+                __m256 ds = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), u8x8_ps(p->sc[sb]));
+                __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->dmin)), u8x8_ps(p->m[sb]));
+                __m256 v = _mm256_fmsub_ps(ds, _mm256_cvtepi32_ps(nib_isum_bc_avx2(p->q[sb], bc)), _mm256_mul_ps(dm, sum));
+                acc[g] = _mm256_fmadd_ps(dx, v, acc[g]);
+            }
+        }
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        store8(o + 8 * g, valid - 8 * g, acc[g]);
+}
+
 T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_block *const *x, const int rn,
                                   float *const *o, int valid) {
     __m256 acc[TILE_TOKENS];
@@ -268,6 +337,38 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
     }
     for (int t = 0; t < rn; t++)
         store8(o[t], valid, acc[t]);
+}
+
+/* Q8_0 decode: GEMV_GROUPS groups per pass, as q4_0_avx2_gemv; each group's steps are
+ * q8_0_avx2_tile's. */
+T_AVX2 static void q8_0_avx2_gemv(const pk_q8_0 *pk, int nblk, const kern_q8_block *x, float *o, int valid) {
+    __m256 acc[GEMV_GROUPS];
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        acc[g] = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int b = 0; b < nblk; b++, pk++) {
+        const kern_q8_block *xb = &x[b];
+        __m256i bc[8];
+        for (int k = 0; k < 8; k++)
+            bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+        __m256 dx = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+        for (int g = 0; g < GEMV_GROUPS; g++) {
+            const pk_q8_0 *p = pk + (size_t)g * nblk;
+            prefetch_lines(p, 320);
+            __m256i is = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(p->q + 32 * k));
+                __m256i m = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v));
+                is = _mm256_add_epi32(is, _mm256_madd_epi16(m, ones));
+            }
+            __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
+            acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc[g]);
+        }
+    }
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        store8(o + 8 * g, valid - 8 * g, acc[g]);
 }
 
 /* 8 rows' int8 scales as int16 pairs (the scale in both halves of each 32-bit lane). */
@@ -330,6 +431,16 @@ static void tile_rows(const unsigned char *act, size_t act_stride, float *out, i
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
+    for (; nb == 1 && t != GGML_TYPE_Q6_K && g0 + GEMV_GROUPS <= g1; g0 += GEMV_GROUPS) {
+        const void *pk = (const unsigned char *)P + (size_t)g0 * gb;
+        const kern_q8_block *x = (const kern_q8_block *)act;
+        if (t == GGML_TYPE_Q4_0)
+            q4_0_avx2_gemv(pk, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+        else if (t == GGML_TYPE_Q4_K)
+            q4_K_avx2_gemv(pk, nblk / 8, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+        else
+            q8_0_avx2_gemv(pk, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+    }
     for (int g = g0; g < g1; g++) {
         const void *pk = (const unsigned char *)P + (size_t)g * gb;
         int valid = n_out - g * 8;

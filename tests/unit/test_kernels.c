@@ -190,6 +190,10 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q8_0, 35, 2144);
     check_packed(GGML_TYPE_Q4_K, 35, 2304);
     check_packed(GGML_TYPE_Q6_K, 35, 2304);
+    /* decode's four-group passes (AVX2): groups 1..9 are two passes and one group left */
+    check_packed(GGML_TYPE_Q4_0, 77, 256);
+    check_packed(GGML_TYPE_Q4_K, 77, 512);
+    check_packed(GGML_TYPE_Q8_0, 77, 256);
 }
 
 /* The activation quantizer gives the same bytes at every level, ties included. */

@@ -416,6 +416,43 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
+/* Q6_K decode: GEMV_GROUPS groups per pass, as q4_0_avx2_gemv; each group's steps are
+ * q6_K_avx2_tile's. */
+T_AVX2 static void q6_K_avx2_gemv(const pk_q6_K *pk, int nsup, const kern_q8_block *x, float *o, int valid) {
+    __m256 acc[GEMV_GROUPS];
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        acc[g] = _mm256_setzero_ps();
+    for (int b = 0; b < nsup; b++, pk++)
+        for (int sb = 0; sb < 8; sb++) {
+            const kern_q8_block *xb = &x[b * 8 + sb];
+            __m256i bc[8];
+            for (int k = 0; k < 8; k++)
+                bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+            __m256 dx = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+            for (int g = 0; g < GEMV_GROUPS; g++) {
+                const pk_q6_K *p = pk + (size_t)g * nsup;
+                const int8_t *q = p->q[sb];
+                prefetch_lines(q, 256);
+                __m256i h[2];
+                for (int half = 0; half < 2; half++) {
+                    h[half] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+                    for (int k = 4 * half; k < 4 * half + 4; k++) {
+                        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+                        h[half] = _mm256_add_epi16(h[half], _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v)));
+                    }
+                }
+                __m256i is = _mm256_add_epi32(_mm256_madd_epi16(h[0], scale_pairs_avx2(p->sc[2 * sb])),
+                                              _mm256_madd_epi16(h[1], scale_pairs_avx2(p->sc[2 * sb + 1])));
+                __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
+                acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc[g]);
+            }
+        }
+    for (int g = 0; g < GEMV_GROUPS; g++)
+        store8(o + 8 * g, valid - 8 * g, acc[g]);
+}
+
 /* Tokens t0..t0+rn-1 of a tile: their activation blocks and where their outputs for group
  * g (and the groups after it) go. */
 static void tile_rows(const unsigned char *act, size_t act_stride, float *out, int ldo, int g, int t0, int rn,
@@ -431,13 +468,15 @@ static void tile_rows(const unsigned char *act, size_t act_stride, float *out, i
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
-    for (; nb == 1 && t != GGML_TYPE_Q6_K && g0 + GEMV_GROUPS <= g1; g0 += GEMV_GROUPS) {
+    for (; nb == 1 && g0 + GEMV_GROUPS <= g1; g0 += GEMV_GROUPS) {
         const void *pk = (const unsigned char *)P + (size_t)g0 * gb;
         const kern_q8_block *x = (const kern_q8_block *)act;
         if (t == GGML_TYPE_Q4_0)
             q4_0_avx2_gemv(pk, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
         else if (t == GGML_TYPE_Q4_K)
             q4_K_avx2_gemv(pk, nblk / 8, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+        else if (t == GGML_TYPE_Q6_K)
+            q6_K_avx2_gemv(pk, nblk / 8, x, out + (size_t)g0 * 8, n_out - g0 * 8);
         else
             q8_0_avx2_gemv(pk, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
     }

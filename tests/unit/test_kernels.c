@@ -194,6 +194,7 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q4_0, 77, 256);
     check_packed(GGML_TYPE_Q4_K, 77, 512);
     check_packed(GGML_TYPE_Q8_0, 77, 256);
+    check_packed(GGML_TYPE_Q6_K, 77, 512);
 }
 
 /* The activation quantizer gives the same bytes at every level, ties included. */

@@ -213,6 +213,12 @@ T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_blo
  * sums and float steps are the tile's, so the bits are too. */
 #define GEMV_GROUPS 4
 
+/* A block's eight 4-byte activation chunks, each broadcast to every lane. */
+T_AVX2 INLINE void chunks_bc_avx2(const kern_q8_block *xb, __m256i *bc) {
+    for (int k = 0; k < 8; k++)
+        bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+}
+
 /* nib_isum_avx2 of the block's packed nibbles q, against the activation chunks broadcast. */
 T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -224,30 +230,6 @@ T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc) {
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), bc[k + 4]));
     }
     return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
-}
-
-T_AVX2 static void q4_0_avx2_gemv(const pk_q4_0 *pk, int nblk, const kern_q8_block *x, float *o, int valid) {
-    __m256 acc[GEMV_GROUPS];
-    for (int g = 0; g < GEMV_GROUPS; g++)
-        acc[g] = _mm256_setzero_ps();
-    for (int b = 0; b < nblk; b++, pk++) {
-        const kern_q8_block *xb = &x[b];
-        __m256i bc[8];
-        for (int k = 0; k < 8; k++)
-            bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
-        __m256i off = _mm256_set1_epi32(8 * xb->sum);
-        __m256 dx = _mm256_set1_ps(xb->d);
-#pragma GCC unroll 4
-        for (int g = 0; g < GEMV_GROUPS; g++) {
-            const pk_q4_0 *p = pk + (size_t)g * nblk;
-            prefetch_lines(p, 192);
-            __m256i is = _mm256_sub_epi32(nib_isum_bc_avx2(p->q, bc), off);
-            __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
-            acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc[g]);
-        }
-    }
-    for (int g = 0; g < GEMV_GROUPS; g++)
-        store8(o + 8 * g, valid - 8 * g, acc[g]);
 }
 
 T_AVX2 INLINE __m256 u8x8_ps(const uint8_t *p) {
@@ -281,33 +263,6 @@ T_AVX2 INLINE void q4_K_avx2_tile(const pk_q4_K *pk, int nsup, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
-/* Q4_K decode: GEMV_GROUPS groups per pass, as q4_0_avx2_gemv; each group's steps are
- * q4_K_avx2_tile's. */
-T_AVX2 static void q4_K_avx2_gemv(const pk_q4_K *pk, int nsup, const kern_q8_block *x, float *o, int valid) {
-    __m256 acc[GEMV_GROUPS];
-    for (int g = 0; g < GEMV_GROUPS; g++)
-        acc[g] = _mm256_setzero_ps();
-    for (int b = 0; b < nsup; b++, pk++)
-        for (int sb = 0; sb < 8; sb++) {
-            const kern_q8_block *xb = &x[b * 8 + sb];
-            __m256i bc[8];
-            for (int k = 0; k < 8; k++)
-                bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
-            __m256 sum = _mm256_set1_ps((float)xb->sum), dx = _mm256_set1_ps(xb->d);
-#pragma GCC unroll 4
-            for (int g = 0; g < GEMV_GROUPS; g++) {
-                const pk_q4_K *p = pk + (size_t)g * nsup;
-                prefetch_lines(p->q[sb], 192);
-                __m256 ds = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), u8x8_ps(p->sc[sb]));
-                __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->dmin)), u8x8_ps(p->m[sb]));
-                __m256 v = _mm256_fmsub_ps(ds, _mm256_cvtepi32_ps(nib_isum_bc_avx2(p->q[sb], bc)), _mm256_mul_ps(dm, sum));
-                acc[g] = _mm256_fmadd_ps(dx, v, acc[g]);
-            }
-        }
-    for (int g = 0; g < GEMV_GROUPS; g++)
-        store8(o + 8 * g, valid - 8 * g, acc[g]);
-}
-
 T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_block *const *x, const int rn,
                                   float *const *o, int valid) {
     __m256 acc[TILE_TOKENS];
@@ -337,38 +292,6 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
     }
     for (int t = 0; t < rn; t++)
         store8(o[t], valid, acc[t]);
-}
-
-/* Q8_0 decode: GEMV_GROUPS groups per pass, as q4_0_avx2_gemv; each group's steps are
- * q8_0_avx2_tile's. */
-T_AVX2 static void q8_0_avx2_gemv(const pk_q8_0 *pk, int nblk, const kern_q8_block *x, float *o, int valid) {
-    __m256 acc[GEMV_GROUPS];
-    for (int g = 0; g < GEMV_GROUPS; g++)
-        acc[g] = _mm256_setzero_ps();
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int b = 0; b < nblk; b++, pk++) {
-        const kern_q8_block *xb = &x[b];
-        __m256i bc[8];
-        for (int k = 0; k < 8; k++)
-            bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
-        __m256 dx = _mm256_set1_ps(xb->d);
-#pragma GCC unroll 4
-        for (int g = 0; g < GEMV_GROUPS; g++) {
-            const pk_q8_0 *p = pk + (size_t)g * nblk;
-            prefetch_lines(p, 320);
-            __m256i is = _mm256_setzero_si256();
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                __m256i v = _mm256_loadu_si256((const __m256i *)(p->q + 32 * k));
-                __m256i m = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v));
-                is = _mm256_add_epi32(is, _mm256_madd_epi16(m, ones));
-            }
-            __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
-            acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc[g]);
-        }
-    }
-    for (int g = 0; g < GEMV_GROUPS; g++)
-        store8(o + 8 * g, valid - 8 * g, acc[g]);
 }
 
 /* 8 rows' int8 scales as int16 pairs (the scale in both halves of each 32-bit lane). */
@@ -416,39 +339,75 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
-/* Q6_K decode: GEMV_GROUPS groups per pass, as q4_0_avx2_gemv; each group's steps are
- * q6_K_avx2_tile's. */
-T_AVX2 static void q6_K_avx2_gemv(const pk_q6_K *pk, int nsup, const kern_q8_block *x, float *o, int valid) {
+/* One group's block b (of 32 elements) times the block xb, whose chunks bc holds broadcast,
+ * added to acc: each type's tile's steps for one token. */
+T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, int b, const kern_q8_block *xb,
+                                    const __m256i *bc, __m256 acc) {
+    __m256 dx = _mm256_set1_ps(xb->d);
+    if (t == GGML_TYPE_Q4_0) {
+        const pk_q4_0 *p = (const pk_q4_0 *)grp + b;
+        prefetch_lines(p, 192);
+        __m256i is = _mm256_sub_epi32(nib_isum_bc_avx2(p->q, bc), _mm256_set1_epi32(8 * xb->sum));
+        __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
+        return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc);
+    }
+    if (t == GGML_TYPE_Q4_K) {
+        const pk_q4_K *p = (const pk_q4_K *)grp + b / 8;
+        int sb = b % 8;
+        prefetch_lines(p->q[sb], 192);
+        __m256 ds = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), u8x8_ps(p->sc[sb]));
+        __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->dmin)), u8x8_ps(p->m[sb]));
+        __m256 v = _mm256_fmsub_ps(ds, _mm256_cvtepi32_ps(nib_isum_bc_avx2(p->q[sb], bc)),
+                                   _mm256_mul_ps(dm, _mm256_set1_ps((float)xb->sum)));
+        return _mm256_fmadd_ps(dx, v, acc);
+    }
+    /* Q8_0 and Q6_K: |w| times x with w's sign; Q6_K's halves scaled by vpmaddwd */
+    const int8_t *q;
+    const ggml_half *dh;
+    __m256i sc[2];
+    if (t == GGML_TYPE_Q6_K) {
+        const pk_q6_K *p = (const pk_q6_K *)grp + b / 8;
+        q = p->q[b % 8], dh = p->d;
+        sc[0] = scale_pairs_avx2(p->sc[2 * (b % 8)]), sc[1] = scale_pairs_avx2(p->sc[2 * (b % 8) + 1]);
+        prefetch_lines(q, 256);
+    } else {
+        const pk_q8_0 *p = (const pk_q8_0 *)grp + b;
+        q = p->q, dh = p->d;
+        sc[0] = sc[1] = _mm256_set1_epi16(1);
+        prefetch_lines(p, 320);
+    }
+    __m256i is = _mm256_setzero_si256();
+    for (int half = 0; half < 2; half++) {
+        __m256i h = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int k = 4 * half; k < 4 * half + 4; k++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
+            __m256i m = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v));
+            if (t == GGML_TYPE_Q6_K) /* 4 pairs <= 4 * 2 * 32 * 127: exact in int16 */
+                h = _mm256_add_epi16(h, m);
+            else /* Q8_0's pairs reach 2 * 128 * 127: widened one by one */
+                is = _mm256_add_epi32(is, _mm256_madd_epi16(m, sc[half]));
+        }
+        if (t == GGML_TYPE_Q6_K)
+            is = half ? _mm256_add_epi32(is, _mm256_madd_epi16(h, sc[1])) : _mm256_madd_epi16(h, sc[0]);
+    }
+    __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)), dx);
+    return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc);
+}
+
+/* Decode: GEMV_GROUPS groups (gb bytes each) of nblk blocks times one token x. */
+T_AVX2 INLINE void gemv_avx2_groups(ggml_type t, const unsigned char *P, size_t gb, int nblk, const kern_q8_block *x,
+                                    float *o, int valid) {
     __m256 acc[GEMV_GROUPS];
     for (int g = 0; g < GEMV_GROUPS; g++)
         acc[g] = _mm256_setzero_ps();
-    for (int b = 0; b < nsup; b++, pk++)
-        for (int sb = 0; sb < 8; sb++) {
-            const kern_q8_block *xb = &x[b * 8 + sb];
-            __m256i bc[8];
-            for (int k = 0; k < 8; k++)
-                bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
-            __m256 dx = _mm256_set1_ps(xb->d);
+    for (int b = 0; b < nblk; b++) {
+        __m256i bc[8];
+        chunks_bc_avx2(&x[b], bc);
 #pragma GCC unroll 4
-            for (int g = 0; g < GEMV_GROUPS; g++) {
-                const pk_q6_K *p = pk + (size_t)g * nsup;
-                const int8_t *q = p->q[sb];
-                prefetch_lines(q, 256);
-                __m256i h[2];
-                for (int half = 0; half < 2; half++) {
-                    h[half] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-                    for (int k = 4 * half; k < 4 * half + 4; k++) {
-                        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
-                        h[half] = _mm256_add_epi16(h[half], _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v)));
-                    }
-                }
-                __m256i is = _mm256_add_epi32(_mm256_madd_epi16(h[0], scale_pairs_avx2(p->sc[2 * sb])),
-                                              _mm256_madd_epi16(h[1], scale_pairs_avx2(p->sc[2 * sb + 1])));
-                __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
-                acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc[g]);
-            }
-        }
+        for (int g = 0; g < GEMV_GROUPS; g++)
+            acc[g] = gemv_step_avx2(t, P + g * gb, b, &x[b], bc, acc[g]);
+    }
     for (int g = 0; g < GEMV_GROUPS; g++)
         store8(o + 8 * g, valid - 8 * g, acc[g]);
 }
@@ -469,16 +428,16 @@ T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, in
                              size_t act_stride, int nb, float *out, int ldo) {
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
     for (; nb == 1 && g0 + GEMV_GROUPS <= g1; g0 += GEMV_GROUPS) {
-        const void *pk = (const unsigned char *)P + (size_t)g0 * gb;
+        const unsigned char *pk = (const unsigned char *)P + (size_t)g0 * gb;
         const kern_q8_block *x = (const kern_q8_block *)act;
-        if (t == GGML_TYPE_Q4_0)
-            q4_0_avx2_gemv(pk, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+        if (t == GGML_TYPE_Q4_0) /* one instance per type */
+            gemv_avx2_groups(GGML_TYPE_Q4_0, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
         else if (t == GGML_TYPE_Q4_K)
-            q4_K_avx2_gemv(pk, nblk / 8, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+            gemv_avx2_groups(GGML_TYPE_Q4_K, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
         else if (t == GGML_TYPE_Q6_K)
-            q6_K_avx2_gemv(pk, nblk / 8, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+            gemv_avx2_groups(GGML_TYPE_Q6_K, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
         else
-            q8_0_avx2_gemv(pk, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
+            gemv_avx2_groups(GGML_TYPE_Q8_0, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
     }
     for (int g = g0; g < g1; g++) {
         const void *pk = (const unsigned char *)P + (size_t)g * gb;

@@ -219,7 +219,10 @@ T_AVX2 INLINE void chunks_bc_avx2(const kern_q8_block *xb, __m256i *bc) {
         bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
 }
 
-/* nib_isum_avx2 of the block's packed nibbles q, against the activation chunks broadcast. */
+/* nib_isum_avx2 of the block's packed nibbles q, against the activation chunks broadcast,
+ * each 32 bytes unpacked as they are multiplied: nib_unpack_avx2 then a sum over its eight
+ * registers (the tiles' way) spills beside decode's four accumulators and eight broadcasts
+ * (in-cache Q4_0 GEMV 17.6 vs 12.9 ns a block of 8 rows on a first-generation EPYC). */
 T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i s = _mm256_setzero_si256();

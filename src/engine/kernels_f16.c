@@ -168,6 +168,15 @@ T_AVX2 static INL __m256 x_avx2(const void *x, bool f32, int i) {
     return f32 ? _mm256_loadu_ps((const float *)x + i) : F16Y((const ggml_half *)x + i);
 }
 
+/* 8 weights of a row that decode streams from memory, as floats: loaded by an instruction of
+ * their own, not folded into the conversion as F16Y's load is: on a first-generation EPYC
+ * (one conversion pipe) F16 decode at 2 threads ran about 12 % faster so. */
+T_AVX2 static INL __m256 f16y_stream(const ggml_half *p) {
+    __m128i h = _mm_loadu_si128((const __m128i *)p);
+    __asm__("" : "+x"(h));
+    return _mm256_cvtph_ps(h);
+}
+
 T_AVX2 static INL float dot_avx2_form(const ggml_half *w, const void *x, bool f32, int n) {
     __m256 a = _mm256_setzero_ps();
     int n8 = n & ~7;
@@ -247,7 +256,7 @@ T_AVX2 static INL void gemv8_avx2_form(const ggml_half *const *w, const void *x,
         __m256 xv = x_avx2(x, f32, i);
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++)
-            acc[r] = _mm256_fmadd_ps(F16Y(w[r] + i), xv, acc[r]);
+            acc[r] = _mm256_fmadd_ps(f16y_stream(w[r] + i), xv, acc[r]);
     }
     for (int r = 0; r < 8; r++)
         out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], f32 ? x : NULL, f32 ? NULL : x, n8, n);

@@ -169,8 +169,10 @@ T_AVX2 static INL __m256 x_avx2(const void *x, bool f32, int i) {
 }
 
 /* 8 weights of a row that decode streams from memory, as floats: loaded by an instruction of
- * their own, not folded into the conversion as F16Y's load is: on a first-generation EPYC
- * (one conversion pipe) F16 decode at 2 threads ran about 12 % faster so. */
+ * their own, not folded into the conversion as F16Y's load is. Decode with F32 activations
+ * (the form time_forms picks where conversions are slow) takes it: on a first-generation
+ * EPYC F16 decode at 2 threads ran about 12 % faster so. A Xeon at AVX2 ran 3-11 % slower
+ * with it, in either form; its timed form is F16, which keeps F16Y. */
 T_AVX2 static INL __m256 f16y_stream(const ggml_half *p) {
     __m128i h = _mm_loadu_si128((const __m128i *)p);
     __asm__("" : "+x"(h));
@@ -256,7 +258,7 @@ T_AVX2 static INL void gemv8_avx2_form(const ggml_half *const *w, const void *x,
         __m256 xv = x_avx2(x, f32, i);
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++)
-            acc[r] = _mm256_fmadd_ps(f16y_stream(w[r] + i), xv, acc[r]);
+            acc[r] = _mm256_fmadd_ps(f32 ? f16y_stream(w[r] + i) : F16Y(w[r] + i), xv, acc[r]);
     }
     for (int r = 0; r < 8; r++)
         out[r] = dot_tail(reduce8_avx2(acc[r]), w[r], f32 ? x : NULL, f32 ? NULL : x, n8, n);

@@ -169,10 +169,11 @@ T_AVX2 static INL __m256 x_avx2(const void *x, bool f32, int i) {
 }
 
 /* 8 weights of a row that decode streams from memory, as floats: loaded by an instruction of
- * their own, not folded into the conversion as F16Y's load is. Decode with F32 activations
- * (the form time_forms picks where conversions are slow) takes it: on a first-generation
- * EPYC F16 decode at 2 threads ran about 12 % faster so. A Xeon at AVX2 ran 3-11 % slower
- * with it, in either form; its timed form is F16, which keeps F16Y. */
+ * their own (the empty asm keeps the compiler from folding the load into the conversion, as
+ * in F16Y). Decode with F32 activations (the form time_forms picks where conversions are
+ * slow) takes it: on a first-generation EPYC F16 decode at 2 threads ran 4-51 % faster so
+ * (13 paired runs, median 18 %). A Xeon at AVX2 ran 3-11 % slower with it, in either form;
+ * its timed form is F16, which keeps F16Y. */
 T_AVX2 static INL __m256 f16y_stream(const ggml_half *p) {
     __m128i h = _mm_loadu_si128((const __m128i *)p);
     __asm__("" : "+x"(h));

@@ -148,6 +148,11 @@ INLINE int32_t load_i32(const void *p) {
     return v;
 }
 
+/* The block's 4-byte activation chunk k (elements 4k..4k+3), broadcast to every lane. */
+T_AVX2 INLINE __m256i chunk_bc_avx2(const kern_q8_block *xb, int k) {
+    return _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+}
+
 T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
     if (valid >= 8) {
         _mm256_storeu_ps(o, v);
@@ -179,10 +184,10 @@ T_AVX2 INLINE void nib_unpack_avx2(const uint8_t *q, __m256i *w) {
 
 /* The 8 rows' exact integer dot products of unpacked nibbles w with the block xb. */
 T_AVX2 INLINE __m256i nib_isum_avx2(const __m256i *w, const kern_q8_block *xb) {
-    __m256i s = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(load_i32(xb->qs)));
+    __m256i s = _mm256_maddubs_epi16(w[0], chunk_bc_avx2(xb, 0));
 #pragma GCC unroll 8
     for (int k = 1; k < 8; k++) /* |sum| <= 8 * 2 * 15 * 127 < 32768: exact in int16 */
-        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[k], _mm256_set1_epi32(load_i32(xb->qs + 4 * k))));
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[k], chunk_bc_avx2(xb, k)));
     return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
 }
 
@@ -213,10 +218,10 @@ T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_blo
  * sums and float steps are the tile's, so the bits are too. */
 #define GEMV_GROUPS 4
 
-/* A block's eight 4-byte activation chunks, each broadcast to every lane. */
+/* A block's eight activation chunks broadcast, for the groups of a decode pass. */
 T_AVX2 INLINE void chunks_bc_avx2(const kern_q8_block *xb, __m256i *bc) {
     for (int k = 0; k < 8; k++)
-        bc[k] = _mm256_set1_epi32(load_i32(xb->qs + 4 * k));
+        bc[k] = chunk_bc_avx2(xb, k);
 }
 
 /* nib_isum_avx2 of the block's packed nibbles q, against the activation chunks broadcast,
@@ -287,7 +292,7 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
 #pragma GCC unroll 8
             for (int k = 0; k < 8; k++) { /* |w| times x with w's sign: pairs <= 2 * 128 * 127 */
                 __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
-                __m256i sx = _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xb->qs + 4 * k)), v);
+                __m256i sx = _mm256_sign_epi8(chunk_bc_avx2(xb, k), v);
                 is = _mm256_add_epi32(is, _mm256_madd_epi16(_mm256_maddubs_epi16(aw[k], sx), ones));
             }
             acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
@@ -329,7 +334,7 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
 #pragma GCC unroll 4
                     for (int k = 4 * half; k < 4 * half + 4; k++) {
                         __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
-                        __m256i sx = _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xb->qs + 4 * k)), v);
+                        __m256i sx = _mm256_sign_epi8(chunk_bc_avx2(xb, k), v);
                         h[half] = _mm256_add_epi16(h[half], _mm256_maddubs_epi16(aw[k], sx));
                     }
                 }

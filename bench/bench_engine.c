@@ -1,8 +1,10 @@
 /* bench_engine.c - engine speed on 1B-shaped synthetic checkpoints (dim 2048, 16 layers,
  * 32 heads, 8 KV heads, ffn 8192) at F16, Q8_0 and Q4_0: prefill (pp128) and decode (tg)
  * tokens/s at 1 and 2 threads, bytes read per token, and the memory read bandwidth of
- * this machine measured here, so decode can be held against the roofline. Prefill and
- * decode are measured through a generation session (engine/generate.h), as pacer serve runs. */
+ * this machine measured here, so decode can be held against the roofline; beside it, the
+ * roof of the kernels alone (their matrices in cache: where it is the lower roof, decode is
+ * bound by arithmetic, not by memory). Prefill and decode are measured through a generation
+ * session (engine/generate.h), as pacer serve runs. */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -79,6 +81,95 @@ static double measure_bandwidth(int threads) {
     if (check == 42)
         printf(" ");
     return best;
+}
+
+/* ---- the kernels' own rate: one-token products over a matrix held in this core's cache ----
+ * Decode reads each weight once a token, from memory; the same product over a matrix that
+ * stays in cache shows how fast the kernel consumes weight bytes when memory is not the
+ * limit. Decode tokens/s cannot pass weight bytes per second / bytes per token on either
+ * roof: the memory's (above) or this one. */
+
+#define KR_N_IN 2048
+#define KR_BYTES (160 * 1024) /* each thread's matrix: inside any x86 core's L2 */
+#define KR_SECONDS 0.3
+
+typedef struct kr_arg {
+    ggml_type t;
+    pthread_barrier_t *start;
+    double gbs; /* weight bytes per second, best call */
+} kr_arg;
+
+static void *kernel_rate_thread(void *p) {
+    kr_arg *a = p;
+    uint64_t rb = 0;
+    ggml_type_row_size(a->t, KR_N_IN, &rb);
+    int n_out = (int)(KR_BYTES / rb) / 32 * 32;
+    const ggml_type_info *ti = ggml_type_get_info(a->t);
+    unsigned char *w = malloc(rb * (size_t)n_out);
+    float *x = malloc(KR_N_IN * sizeof(float)), *out = malloc((size_t)n_out * sizeof(float));
+    void *act = malloc(kern_act_size(a->t, KR_N_IN)), *packed = NULL;
+    float *scratch = malloc(KR_N_IN * sizeof(float));
+    bool ok = w && x && out && act && scratch;
+    uint32_t r = 12345;
+    for (size_t i = 0; ok && i < rb * (size_t)n_out; i++) { /* random quants; scales set below */
+        r = r * 1664525u + 1013904223u;
+        w[i] = (unsigned char)(r >> 24);
+    }
+    for (size_t i = 0; ok && i < rb * (size_t)n_out / ti->type_size; i++) {
+        ggml_half h = ggml_fp32_to_fp16(a->t == GGML_TYPE_F16 ? (float)(i % 17) / 256 - 0.03f : 0.01f);
+        if (a->t == GGML_TYPE_F16)
+            memcpy(w + i * 2, &h, 2);
+        else /* Q8_0 and Q4_0 blocks begin with their scale */
+            memcpy(w + i * ti->type_size, &h, 2);
+    }
+    for (int i = 0; ok && i < KR_N_IN; i++)
+        x[i] = (float)((i * 37) % 101 - 50) / 30;
+    if (ok && kern_pack_supported(a->t)) {
+        packed = aligned_alloc(64, (kern_pack_size(a->t, KR_N_IN, n_out) + 63) / 64 * 64);
+        ok = packed != NULL;
+        if (ok)
+            kern_pack(a->t, w, rb, KR_N_IN, n_out, 0, KERN_GROUPS(n_out), packed);
+    }
+    if (ok)
+        kern_act_prepare(a->t, x, act, KR_N_IN);
+    pthread_barrier_wait(a->start);
+    double best = 1e30, t_end = clock_now_s() + KR_SECONDS;
+    while (ok && clock_now_s() < t_end) {
+        double t0 = clock_now_s();
+        if (packed)
+            kern_gemm_packed(a->t, packed, KR_N_IN, n_out, 0, KERN_GROUPS(n_out), act, 0, 1, out, n_out);
+        else
+            kern_matmul(a->t, w, rb, KR_N_IN, 0, n_out, act, 0, 1, out, n_out, scratch);
+        double d = clock_now_s() - t0;
+        best = d < best ? d : best;
+    }
+    a->gbs = ok ? (double)rb * n_out / best / 1e9 : 0;
+    free(w);
+    free(x);
+    free(out);
+    free(act);
+    free(packed);
+    free(scratch);
+    return NULL;
+}
+
+/* Weight GB/s of `threads` threads at once, each over its own matrix (0 when out of memory). */
+static double kernel_rate(ggml_type t, int threads) {
+    pthread_t th[16];
+    kr_arg args[16];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)threads);
+    for (int i = 0; i < threads; i++) {
+        args[i] = (kr_arg){t, &start, 0};
+        pthread_create(&th[i], NULL, kernel_rate_thread, &args[i]);
+    }
+    double sum = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(th[i], NULL);
+        sum += args[i].gbs;
+    }
+    pthread_barrier_destroy(&start);
+    return sum;
 }
 
 /* ---- checkpoints ---- */
@@ -208,20 +299,23 @@ static bool bench_open(bench_model *m, const char *path, int threads, int n_ctx)
     return true;
 }
 
-/* The `make bench` table: pp128 and tg24 after it, against this machine's roofline. */
-static void bench_one(const char *path, int threads, double bw) {
+/* The `make bench` table: pp128 and tg24 after it, against this machine's roofline (its
+ * memory's), and the roof of the kernels alone (kernel_rate) beside it. */
+static void bench_one(const char *path, ggml_type t, int threads, double bw) {
     bench_model m;
     if (!bench_open(&m, path, threads, PP + TG + 8))
         return;
     const engine_info *in = engine_get_info(m.e);
     double pp = bench_prefill(&m.gm, PP);
     double tg = bench_decode(&m.gm, TG);
+    bench_close(&m);
     double gbs = in->weight_bytes * tg / 1e9;
     double roof = bw / (in->weight_bytes / 1e9);
-    printf("%-5s threads %d  pp%d %7.1f tok/s  tg%d %6.2f tok/s  %7.1f MB/token  %5.1f GB/s  roofline %5.2f tok/s  (%.2f of it)\n",
-           in->weight_type, threads, PP, pp, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof);
+    double kroof = kernel_rate(t, threads) / (in->weight_bytes / 1e9);
+    printf("%-5s threads %d  pp%d %7.1f tok/s  tg%d %6.2f tok/s  %7.1f MB/token  %5.1f GB/s  roofline %5.2f tok/s  (%.2f of it)"
+           "  kernels in cache %5.2f tok/s\n",
+           in->weight_type, threads, PP, pp, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof, kroof);
     fflush(stdout);
-    bench_close(&m);
 }
 
 /* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN TOKENS_PER_S
@@ -330,8 +424,8 @@ int main(int argc, char **argv) {
         char path[600];
         if (ensure_model(bench_types[i].name, bench_types[i].t, path, sizeof path) != 0)
             continue;
-        bench_one(path, 1, bw1);
-        bench_one(path, 2, bw2);
+        bench_one(path, bench_types[i].t, 1, bw1);
+        bench_one(path, bench_types[i].t, 2, bw2);
     }
     return 0;
 }

@@ -177,6 +177,7 @@ static void check_packed(ggml_type t, int rows, int n) {
 Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q4_0, 8, 64);
     check_packed(GGML_TYPE_Q4_0, 27, 256);
+    check_packed(GGML_TYPE_Q4_0, 75, 256); /* decode's passes of 4 groups, and what is left */
     check_packed(GGML_TYPE_Q8_0, 8, 64);
     check_packed(GGML_TYPE_Q8_0, 43, 160);
     check_packed(GGML_TYPE_Q4_K, 8, 256);

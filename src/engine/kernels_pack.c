@@ -616,52 +616,119 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
         store16(o[t], valid, acc[t]);
 }
 
-/* Q4_0 decode (one token) over GEMV_GROUPS groups a pass (two pairs), as the AVX2 kernel
- * takes them: a block's broadcasts are made once for both pairs, and four groups' weights
- * stream at once. The tile (one pair a pass) decoded slower than the AVX2 kernel at one
- * thread on a 16-core Xeon; this pass against it there, Q4_0 1B, medians of 5 interleaved
- * pairs: 1 thread 1.07, 2 threads 1.09, 8 threads 1.06, 16 threads 1.02. Each pair's steps
- * are the tile's for one token, so the bits are too. */
-T_VNNI INLINE void q4_0_vnni_gemv(const unsigned char *P, size_t gb, int nblk, const kern_q8_block *x, float *o,
-                                  int valid) {
+/* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)
+ * times the block xb, whose chunks bc holds broadcast, added to acc: each type's tile's
+ * steps for one token, so the bits are the tile's. */
+T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, int b,
+                               const kern_q8_block *xb, const __m512i *bc, __m512 acc) {
+    const __m512i top = _mm512_set1_epi8((char)0x80);
+    __m512 dx = _mm512_set1_ps(xb->d);
+    __m512i w[8], s = _mm512_setzero_si512();
+    if (t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_K) {
+        const uint8_t *qa, *qb;
+        if (t == GGML_TYPE_Q4_0)
+            qa = ((const pk_q4_0 *)ga + b)->q, qb = ((const pk_q4_0 *)gb + b)->q;
+        else
+            qa = ((const pk_q4_K *)ga + b / 8)->q[b % 8], qb = ((const pk_q4_K *)gb + b / 8)->q[b % 8];
+        prefetch_lines(qa, 192);
+        prefetch_lines(qb, 192);
+        nib_unpack_vnni(qa, qb, w);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++)
+            s = _mm512_dpbusd_epi32(s, w[k], bc[k]);
+        if (t == GGML_TYPE_Q4_0) {
+            const pk_q4_0 *pa = (const pk_q4_0 *)ga + b, *pb = (const pk_q4_0 *)gb + b;
+            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
+            return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(pa->d, pb->d), dx), _mm512_cvtepi32_ps(s), acc);
+        }
+        const pk_q4_K *pa = (const pk_q4_K *)ga + b / 8, *pb = (const pk_q4_K *)gb + b / 8;
+        int sb = b % 8;
+        __m512 ds = _mm512_mul_ps(scales_2x8(pa->d, pb->d), u8x16_ps(pa->sc[sb], pb->sc[sb]));
+        __m512 dm = _mm512_mul_ps(scales_2x8(pa->dmin, pb->dmin), u8x16_ps(pa->m[sb], pb->m[sb]));
+        __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
+        return _mm512_fmadd_ps(dx, v, acc);
+    }
+    /* Q8_0 and Q6_K: x + 128 against the signed weights, less 128 * their sum */
+    const int8_t *qa, *qb;
+    const ggml_half *da, *db;
+    if (t == GGML_TYPE_Q6_K) {
+        const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
+        qa = pa->q[b % 8], qb = pb->q[b % 8], da = pa->d, db = pb->d;
+        prefetch_lines(qa, 256);
+        prefetch_lines(qb, 256);
+    } else {
+        const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
+        qa = pa->q, qb = pb->q, da = pa->d, db = pb->d;
+        prefetch_lines(pa, 320);
+        prefetch_lines(pb, 320);
+    }
+    __m512i off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, h[2];
+    for (int k = 0; k < 8; k++) {
+        w[k] = load_2x256(qa + 32 * k, qb + 32 * k);
+        off[t == GGML_TYPE_Q6_K ? k / 4 : 0] = _mm512_dpbusd_epi32(off[t == GGML_TYPE_Q6_K ? k / 4 : 0], top, w[k]);
+    }
+    if (t == GGML_TYPE_Q6_K) {
+        const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
+        int sb = b % 8;
+        for (int half = 0; half < 2; half++) {
+            __m512i sc = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + half]),
+                                                                 _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + half])));
+            h[half] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+            for (int k = 4 * half; k < 4 * half + 4; k++)
+                h[half] = _mm512_dpbusd_epi32(h[half], _mm512_xor_si512(bc[k], top), w[k]);
+            h[half] = _mm512_mullo_epi32(_mm512_sub_epi32(h[half], off[half]), sc);
+        }
+        s = _mm512_add_epi32(h[0], h[1]);
+    } else {
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++)
+            s = _mm512_dpbusd_epi32(s, _mm512_xor_si512(bc[k], top), w[k]);
+        s = _mm512_sub_epi32(s, off[0]);
+    }
+    return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(da, db), dx), _mm512_cvtepi32_ps(s), acc);
+}
+
+/* Decode (one token) over GEMV_GROUPS groups a pass (two pairs), as the AVX2 kernel takes
+ * them: a block's broadcasts are made once for both pairs, and four groups' weights stream
+ * at once. The tiles (one pair a pass) decoded Q4_0 slower than the AVX2 kernel at one
+ * thread on a 16-core Xeon. */
+T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int nblk, const kern_q8_block *x,
+                             float *o, int valid) {
     enum { PAIRS = GEMV_GROUPS / 2 };
     __m512 acc[PAIRS];
     for (int p = 0; p < PAIRS; p++)
         acc[p] = _mm512_setzero_ps();
     for (int b = 0; b < nblk; b++) {
-        const kern_q8_block *xb = &x[b];
         __m512i bc[8];
         for (int k = 0; k < 8; k++)
-            bc[k] = chunk_bc_vnni(xb, k);
+            bc[k] = chunk_bc_vnni(&x[b], k);
 #pragma GCC unroll 2
-        for (int p = 0; p < PAIRS; p++) {
-            const pk_q4_0 *pa = (const pk_q4_0 *)(P + (size_t)(2 * p) * gb) + b;
-            const pk_q4_0 *pb = (const pk_q4_0 *)(P + (size_t)(2 * p + 1) * gb) + b;
-            prefetch_lines(pa, 192);
-            prefetch_lines(pb, 192);
-            __m512i w[8], s = _mm512_setzero_si512();
-            nib_unpack_vnni(pa->q, pb->q, w);
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++)
-                s = _mm512_dpbusd_epi32(s, w[k], bc[k]);
-            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
-            acc[p] = _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(pa->d, pb->d), _mm512_set1_ps(xb->d)),
-                                     _mm512_cvtepi32_ps(s), acc[p]);
-        }
+        for (int p = 0; p < PAIRS; p++)
+            acc[p] = vnni_step(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, b, &x[b], bc, acc[p]);
     }
     for (int p = 0; p < PAIRS; p++)
         store16(o + 16 * p, valid - 16 * p, acc[p]);
 }
 
-/* Pairs of groups with VNNI (Q4_0 decode: four groups a pass); an odd last group goes
- * through the AVX2 kernel, whose results are the same. */
+/* Pairs of groups with VNNI (decode: four groups a pass); an odd last group goes through
+ * the AVX2 kernel, whose results are the same. */
 T_VNNI void kern_gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
     int g = g0;
-    for (; nb == 1 && t == GGML_TYPE_Q4_0 && g + GEMV_GROUPS <= g1; g += GEMV_GROUPS)
-        q4_0_vnni_gemv((const unsigned char *)P + (size_t)g * gb, gb, nblk, (const kern_q8_block *)act,
-                       out + (size_t)g * 8, n_out - g * 8);
+    for (; nb == 1 && g + GEMV_GROUPS <= g1; g += GEMV_GROUPS) {
+        const unsigned char *pk = (const unsigned char *)P + (size_t)g * gb;
+        const kern_q8_block *x = (const kern_q8_block *)act;
+        if (t == GGML_TYPE_Q4_0) /* one instance per type */
+            vnni_gemv(GGML_TYPE_Q4_0, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
+        else if (t == GGML_TYPE_Q4_K)
+            vnni_gemv(GGML_TYPE_Q4_K, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
+        else if (t == GGML_TYPE_Q6_K)
+            vnni_gemv(GGML_TYPE_Q6_K, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
+        else
+            vnni_gemv(GGML_TYPE_Q8_0, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
+    }
     for (; g + 2 <= g1; g += 2) {
         const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
         int valid = n_out - g * 8;

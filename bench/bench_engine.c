@@ -308,13 +308,14 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
     const engine_info *in = engine_get_info(m.e);
     double pp = bench_prefill(&m.gm, PP);
     double tg = bench_decode(&m.gm, TG);
-    bench_close(&m);
-    double gbs = in->weight_bytes * tg / 1e9;
-    double roof = bw / (in->weight_bytes / 1e9);
-    double kroof = kernel_rate(t, threads) / (in->weight_bytes / 1e9);
+    double gb_token = in->weight_bytes / 1e9;
+    char type[32];
+    snprintf(type, sizeof type, "%s", in->weight_type);
+    bench_close(&m); /* the model's memory is given back before the kernels are timed */
+    double roof = bw / gb_token, kroof = kernel_rate(t, threads) / gb_token;
     printf("%-5s threads %d  pp%d %7.1f tok/s  tg%d %6.2f tok/s  %7.1f MB/token  %5.1f GB/s  roofline %5.2f tok/s  (%.2f of it)"
            "  kernels in cache %5.2f tok/s\n",
-           in->weight_type, threads, PP, pp, TG, tg, in->weight_bytes / 1e6, gbs, roof, tg / roof, kroof);
+           type, threads, PP, pp, TG, tg, gb_token * 1e3, gb_token * tg, roof, tg / roof, kroof);
     fflush(stdout);
 }
 

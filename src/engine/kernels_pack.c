@@ -218,6 +218,20 @@ T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_blo
  * sums and float steps are the tile's, so the bits are too. */
 #define GEMV_GROUPS 4
 
+/* F(TYPE, ...) with the packed type t as a constant: one instance of F per type, each with
+ * only its own type's steps. */
+#define PER_PACKED_TYPE(t, F, ...)                \
+    do {                                          \
+        if ((t) == GGML_TYPE_Q4_0)                \
+            F(GGML_TYPE_Q4_0, __VA_ARGS__);       \
+        else if ((t) == GGML_TYPE_Q4_K)           \
+            F(GGML_TYPE_Q4_K, __VA_ARGS__);       \
+        else if ((t) == GGML_TYPE_Q6_K)           \
+            F(GGML_TYPE_Q6_K, __VA_ARGS__);       \
+        else                                      \
+            F(GGML_TYPE_Q8_0, __VA_ARGS__);       \
+    } while (0)
+
 /* A block's eight activation chunks broadcast, for the groups of a decode pass. */
 T_AVX2 INLINE void chunks_bc_avx2(const kern_q8_block *xb, __m256i *bc) {
     for (int k = 0; k < 8; k++)
@@ -435,18 +449,9 @@ static void tile_rows(const unsigned char *act, size_t act_stride, float *out, i
 T_AVX2 static void gemm_avx2(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                              size_t act_stride, int nb, float *out, int ldo) {
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
-    for (; nb == 1 && g0 + GEMV_GROUPS <= g1; g0 += GEMV_GROUPS) {
-        const unsigned char *pk = (const unsigned char *)P + (size_t)g0 * gb;
-        const kern_q8_block *x = (const kern_q8_block *)act;
-        if (t == GGML_TYPE_Q4_0) /* one instance per type */
-            gemv_avx2_groups(GGML_TYPE_Q4_0, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
-        else if (t == GGML_TYPE_Q4_K)
-            gemv_avx2_groups(GGML_TYPE_Q4_K, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
-        else if (t == GGML_TYPE_Q6_K)
-            gemv_avx2_groups(GGML_TYPE_Q6_K, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
-        else
-            gemv_avx2_groups(GGML_TYPE_Q8_0, pk, gb, nblk, x, out + (size_t)g0 * 8, n_out - g0 * 8);
-    }
+    for (; nb == 1 && g0 + GEMV_GROUPS <= g1; g0 += GEMV_GROUPS)
+        PER_PACKED_TYPE(t, gemv_avx2_groups, (const unsigned char *)P + (size_t)g0 * gb, gb, nblk,
+                        (const kern_q8_block *)act, out + (size_t)g0 * 8, n_out - g0 * 8);
     for (int g = g0; g < g1; g++) {
         const void *pk = (const unsigned char *)P + (size_t)g * gb;
         int valid = n_out - g * 8;
@@ -719,18 +724,9 @@ T_VNNI void kern_gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int 
                              size_t act_stride, int nb, float *out, int ldo) {
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
     int g = g0;
-    for (; nb == 1 && g + GEMV_GROUPS <= g1; g += GEMV_GROUPS) {
-        const unsigned char *pk = (const unsigned char *)P + (size_t)g * gb;
-        const kern_q8_block *x = (const kern_q8_block *)act;
-        if (t == GGML_TYPE_Q4_0) /* one instance per type */
-            vnni_gemv(GGML_TYPE_Q4_0, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
-        else if (t == GGML_TYPE_Q4_K)
-            vnni_gemv(GGML_TYPE_Q4_K, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
-        else if (t == GGML_TYPE_Q6_K)
-            vnni_gemv(GGML_TYPE_Q6_K, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
-        else
-            vnni_gemv(GGML_TYPE_Q8_0, pk, gb, nblk, x, out + (size_t)g * 8, n_out - g * 8);
-    }
+    for (; nb == 1 && g + GEMV_GROUPS <= g1; g += GEMV_GROUPS)
+        PER_PACKED_TYPE(t, vnni_gemv, (const unsigned char *)P + (size_t)g * gb, gb, nblk, (const kern_q8_block *)act,
+                        out + (size_t)g * 8, n_out - g * 8);
     for (; g + 2 <= g1; g += 2) {
         const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
         int valid = n_out - g * 8;

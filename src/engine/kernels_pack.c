@@ -171,6 +171,19 @@ INLINE void prefetch_lines(const void *p, int bytes) {
         _mm_prefetch((const char *)p + PF_AHEAD + k, _MM_HINT_T0);
 }
 
+/* Decode's prefetch, PF_AHEAD bytes on from p, and where that passes the end of p's group,
+ * as far into the group the next decode pass reads at the same place (`next` bytes on): a
+ * pass reads GEMV_GROUPS groups side by side, so without this each of its streams starts
+ * cold. Q4_0 1B decode, medians of 30 alternating runs in one process on a first-generation
+ * EPYC: 1.15x at one thread, 1.07x at two. */
+INLINE void prefetch_pass(const void *p, int bytes, const unsigned char *end, size_t next) {
+    const unsigned char *q = (const unsigned char *)p + PF_AHEAD;
+    if (q >= end)
+        q += next;
+    for (int k = 0; k < bytes; k += 64)
+        _mm_prefetch((const char *)q + k, _MM_HINT_T0);
+}
+
 /* A Q4_0-interleaved block of 8 rows' nibbles (128 bytes) as 8 registers of unsigned bytes:
  * w[k] holds elements 4k..4k+3 of every row, w[k + 4] elements 16+4k..16+4k+3. */
 T_AVX2 INLINE void nib_unpack_avx2(const uint8_t *q, __m256i *w) {
@@ -363,12 +376,14 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
 
 /* One group's block b (of 32 elements) times the block xb, whose chunks bc holds broadcast,
  * added to acc: each type's tile's steps for one token. */
-T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, int b, const kern_q8_block *xb,
+T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, size_t gb, int b, const kern_q8_block *xb,
                                     const __m256i *bc, __m256 acc) {
+    const unsigned char *end = grp + gb;
+    size_t next = (GEMV_GROUPS - 1) * gb;
     __m256 dx = _mm256_set1_ps(xb->d);
     if (t == GGML_TYPE_Q4_0) {
         const pk_q4_0 *p = (const pk_q4_0 *)grp + b;
-        prefetch_lines(p, 192);
+        prefetch_pass(p, 192, end, next);
         __m256i is = _mm256_sub_epi32(nib_isum_bc_avx2(p->q, bc), _mm256_set1_epi32(8 * xb->sum));
         __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
         return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc);
@@ -376,7 +391,7 @@ T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, int b
     if (t == GGML_TYPE_Q4_K) {
         const pk_q4_K *p = (const pk_q4_K *)grp + b / 8;
         int sb = b % 8;
-        prefetch_lines(p->q[sb], 192);
+        prefetch_pass(p->q[sb], 192, end, next);
         __m256 ds = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), u8x8_ps(p->sc[sb]));
         __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->dmin)), u8x8_ps(p->m[sb]));
         __m256 v = _mm256_fmsub_ps(ds, _mm256_cvtepi32_ps(nib_isum_bc_avx2(p->q[sb], bc)),
@@ -391,12 +406,12 @@ T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, int b
         const pk_q6_K *p = (const pk_q6_K *)grp + b / 8;
         q = p->q[b % 8], dh = p->d;
         sc[0] = scale_pairs_avx2(p->sc[2 * (b % 8)]), sc[1] = scale_pairs_avx2(p->sc[2 * (b % 8) + 1]);
-        prefetch_lines(q, 256);
+        prefetch_pass(q, 256, end, next);
     } else {
         const pk_q8_0 *p = (const pk_q8_0 *)grp + b;
         q = p->q, dh = p->d;
         sc[0] = sc[1] = _mm256_set1_epi16(1);
-        prefetch_lines(p, 320);
+        prefetch_pass(p, 320, end, next);
     }
     __m256i is = _mm256_setzero_si256();
     for (int half = 0; half < 2; half++) {
@@ -428,7 +443,7 @@ T_AVX2 INLINE void gemv_avx2_groups(ggml_type t, const unsigned char *P, size_t 
         chunks_bc_avx2(&x[b], bc);
 #pragma GCC unroll 4
         for (int g = 0; g < GEMV_GROUPS; g++)
-            acc[g] = gemv_step_avx2(t, P + g * gb, b, &x[b], bc, acc[g]);
+            acc[g] = gemv_step_avx2(t, P + g * gb, gb, b, &x[b], bc, acc[g]);
     }
     for (int g = 0; g < GEMV_GROUPS; g++)
         store8(o + 8 * g, valid - 8 * g, acc[g]);
@@ -624,8 +639,9 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
 /* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)
  * times the block xb, whose chunks bc holds broadcast, added to acc: each type's tile's
  * steps for one token, so the bits are the tile's. */
-T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, int b,
+T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, size_t gsz, int b,
                                const kern_q8_block *xb, const __m512i *bc, __m512 acc) {
+    size_t next = (GEMV_GROUPS - 1) * gsz;
     const __m512i top = _mm512_set1_epi8((char)0x80);
     __m512 dx = _mm512_set1_ps(xb->d);
     __m512i w[8], s = _mm512_setzero_si512();
@@ -635,8 +651,8 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
             qa = ((const pk_q4_0 *)ga + b)->q, qb = ((const pk_q4_0 *)gb + b)->q;
         else
             qa = ((const pk_q4_K *)ga + b / 8)->q[b % 8], qb = ((const pk_q4_K *)gb + b / 8)->q[b % 8];
-        prefetch_lines(qa, 192);
-        prefetch_lines(qb, 192);
+        prefetch_pass(qa, 192, ga + gsz, next);
+        prefetch_pass(qb, 192, gb + gsz, next);
         nib_unpack_vnni(qa, qb, w);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++)
@@ -659,13 +675,13 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
     if (t == GGML_TYPE_Q6_K) {
         const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
         qa = pa->q[b % 8], qb = pb->q[b % 8], da = pa->d, db = pb->d;
-        prefetch_lines(qa, 256);
-        prefetch_lines(qb, 256);
+        prefetch_pass(qa, 256, ga + gsz, next);
+        prefetch_pass(qb, 256, gb + gsz, next);
     } else {
         const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
         qa = pa->q, qb = pb->q, da = pa->d, db = pb->d;
-        prefetch_lines(pa, 320);
-        prefetch_lines(pb, 320);
+        prefetch_pass(pa, 320, ga + gsz, next);
+        prefetch_pass(pb, 320, gb + gsz, next);
     }
     __m512i off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, h[2];
     for (int k = 0; k < 8; k++) {
@@ -712,7 +728,7 @@ T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int
             bc[k] = chunk_bc_vnni(&x[b], k);
 #pragma GCC unroll 2
         for (int p = 0; p < PAIRS; p++)
-            acc[p] = vnni_step(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, b, &x[b], bc, acc[p]);
+            acc[p] = vnni_step(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, gb, b, &x[b], bc, acc[p]);
     }
     for (int p = 0; p < PAIRS; p++)
         store16(o + 16 * p, valid - 16 * p, acc[p]);

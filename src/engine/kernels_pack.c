@@ -171,11 +171,13 @@ INLINE void prefetch_lines(const void *p, int bytes) {
         _mm_prefetch((const char *)p + PF_AHEAD + k, _MM_HINT_T0);
 }
 
-/* Decode's prefetch, PF_AHEAD bytes on from p, and where that passes the end of p's group,
- * as far into the group the next decode pass reads at the same place (`next` bytes on): a
- * pass reads GEMV_GROUPS groups side by side, so without this each of its streams starts
- * cold. Q4_0 1B decode, medians of 30 alternating runs in one process on a first-generation
- * EPYC: 1.15x at one thread, 1.07x at two. */
+/* Decode's prefetch: PF_AHEAD bytes on from p; past the end of p's group, as far into the
+ * group that the next decode pass reads in its place (`next` bytes further on). A pass reads
+ * GEMV_GROUPS groups side by side: a prefetch past a group's end used to fall into the next
+ * group of the same pass, already being read, and each stream of the next pass started
+ * cold. 1B models on a first-generation EPYC, medians of 20-30 alternating runs in one
+ * process, new/old at 1 / 2 threads: Q4_0 1.13-1.15 / 1.07-1.08, Q4_K 1.13 / 1.08, Q8_0
+ * 1.02 / 1.00. */
 INLINE void prefetch_pass(const void *p, int bytes, const unsigned char *end, size_t next) {
     const unsigned char *q = (const unsigned char *)p + PF_AHEAD;
     if (q >= end)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/parse.h"
 #include "cli/cli.h"
@@ -100,6 +101,10 @@ static int model_synth(int argc, char **argv) {
         cli_error("model synth: %s", err);
         return 1;
     }
+    struct stat st;
+    fprintf(stderr, "pacer: wrote %s: dim %d, %d layers, %d heads (%d KV), ffn %d, %s matrices, seed %llu, %lld bytes\n",
+            out, p.dim, p.layers, p.heads, p.kv_heads, p.ffn, ggml_type_name(p.type), (unsigned long long)p.seed,
+            stat(out, &st) == 0 ? (long long)st.st_size : -1LL);
     return 0;
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # synth.sh - 'pacer model synth' writes the same bytes for the same arguments and other
-# bytes for another seed; 'pacer model info' reads its files; files damaged with dd and
-# truncate (truncated, bad tensor offset, unknown tensor type) give a one-line error and exit 1.
+# bytes for another seed, and says on stderr what it wrote; 'pacer model info' reads its
+# files; files damaged with dd and truncate (truncated, bad tensor offset, unknown tensor
+# type) give a one-line error and exit 1.
 . tests/lib.sh
 
 sum() { sha256sum "$1" | cut -d' ' -f1; }
@@ -12,6 +13,8 @@ $PACER model synth -o "$TMP/a.gguf" $args --seed 7 && $PACER model synth -o "$TM
 check "synth runs" test -s "$TMP/a.gguf" -a -s "$TMP/c.gguf"
 check "same args, same sha256" [ "$(sum "$TMP/a.gguf")" = "$(sum "$TMP/b.gguf")" ]
 check "other seed, other sha256" [ "$(sum "$TMP/a.gguf")" != "$(sum "$TMP/c.gguf")" ]
+$PACER model synth -o "$TMP/said.gguf" $args --seed 7 --type q8_0 >"$TMP/said.out" 2>"$TMP/said.err"
+check "synth says what it wrote (stderr), stdout empty" sh -c "grep -q 'pacer: wrote $TMP/said.gguf: dim 64, 2 layers, 4 heads (2 KV), ffn 128, q8_0 matrices, seed 7, $(wc -c <"$TMP/said.gguf" 2>/dev/null) bytes' '$TMP/said.err' && [ ! -s '$TMP/said.out' ]"
 for t in f32 bf16 q8_0 q4_0; do
   $PACER model synth -o "$TMP/$t.1" $args --type $t && $PACER model synth -o "$TMP/$t.2" $args --type $t
   check "type $t deterministic" test -s "$TMP/$t.1" -a "$(sum "$TMP/$t.1")" = "$(sum "$TMP/$t.2")"

@@ -166,10 +166,11 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
 /* Decode reads each weight once: the tiles fetch the blocks PF_AHEAD bytes ahead of their
  * use, so more of each thread's memory reads are in flight. */
 #define PF_AHEAD 1024
-INLINE void prefetch_lines(const void *p, int bytes) {
+INLINE void prefetch_at(const unsigned char *q, int bytes) {
     for (int k = 0; k < bytes; k += 64)
-        _mm_prefetch((const char *)p + PF_AHEAD + k, _MM_HINT_T0);
+        _mm_prefetch((const char *)q + k, _MM_HINT_T0);
 }
+INLINE void prefetch_lines(const void *p, int bytes) { prefetch_at((const unsigned char *)p + PF_AHEAD, bytes); }
 
 /* Decode's prefetch: PF_AHEAD bytes on from p; past the end of p's group, as far into the
  * group that the next decode pass reads in its place (`next` bytes further on). A pass reads
@@ -182,8 +183,7 @@ INLINE void prefetch_pass(const void *p, int bytes, const unsigned char *end, si
     const unsigned char *q = (const unsigned char *)p + PF_AHEAD;
     if (q >= end)
         q += next;
-    for (int k = 0; k < bytes; k += 64)
-        _mm_prefetch((const char *)q + k, _MM_HINT_T0);
+    prefetch_at(q, bytes);
 }
 
 /* A Q4_0-interleaved block of 8 rows' nibbles (128 bytes) as 8 registers of unsigned bytes:

@@ -280,7 +280,7 @@ pacer_err quantize_write(quantize_job *j, const char *out_path, char *err, size_
     if (j->out || snprintf(tmp, sizeof tmp, "%s.partial.XXXXXX", out_path) >= (int)sizeof tmp) return PACER_ERR_ARG;
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        snprintf(err, err_len, "cannot create %s: %s", tmp, strerror(errno));
+        snprintf(err, err_len, "cannot create %s: %s", out_path, strerror(errno));
         return PACER_ERR_IO;
     }
     pacer_err rc = PACER_OK;

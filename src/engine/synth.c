@@ -3,6 +3,7 @@
  * and weights streamed from a xoshiro256** generator, converted chunk by chunk. */
 #include "engine/synth.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdbool.h>
@@ -581,7 +582,7 @@ pacer_err synth_write(const synth_params *p, const char *path, char *err, size_t
     sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
     fp = fopen(tmp, "wb");
     if (!fp) {
-        rc = pacer_errorf(err, err_len, PACER_ERR_IO, "%s: cannot create", tmp);
+        rc = pacer_errorf(err, err_len, PACER_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         goto out;
     }
     setvbuf(fp, NULL, _IOFBF, 1 << 22);

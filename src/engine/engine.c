@@ -1,6 +1,7 @@
-/* engine.c - opening a llama-family GGUF for the engine: shape metadata, the weights (Q8_0,
- * Q4_0 and K-quant matrices repacked on all threads), the tokenizer; every buffer and the
- * KV cache are allocated here, in engine_open. The forward pass is forward.c. */
+/* engine.c - opening a llama-family GGUF for the engine: shape metadata, the weights (in one
+ * block on huge pages: Q8_0, Q4_0 and K-quant matrices repacked, the others copied, on all
+ * threads), the tokenizer; every buffer and the KV cache are allocated here, in engine_open.
+ * The forward pass is forward.c. */
 #include "engine/engine.h"
 
 #include <math.h>
@@ -269,55 +270,110 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     return PACER_OK;
 }
 
-typedef struct pack_job {
+/* Where engine_place puts a matrix's weights: packed (kern_pack) or copied as they are. */
+typedef struct place_job {
     mat *m;
-} pack_job;
+    const void *src; /* the mapped rows */
+} place_job;
 
-static void job_pack(void *ctx, int ith, int nth) {
-    mat *m = ((pack_job *)ctx)->m;
-    int g0, g1;
-    threadpool_split(KERN_GROUPS(m->n_out), ith, nth, &g0, &g1);
-    kern_pack(m->type, m->data, m->row_bytes, m->n_in, m->n_out, g0, g1, m->packed);
+static void job_place(void *ctx, int ith, int nth) {
+    place_job *pj = ctx;
+    mat *m = pj->m;
+    int lo, hi;
+    if (m->packed) {
+        threadpool_split(KERN_GROUPS(m->n_out), ith, nth, &lo, &hi);
+        kern_pack(m->type, pj->src, m->row_bytes, m->n_in, m->n_out, lo, hi, m->packed);
+        return;
+    }
+    threadpool_split(m->n_out, ith, nth, &lo, &hi);
+    memcpy((unsigned char *)m->data + (size_t)lo * m->row_bytes,
+           (const unsigned char *)pj->src + (size_t)lo * m->row_bytes, (size_t)(hi - lo) * m->row_bytes);
 }
 
-/* Gives the mapped pages of a matrix that now lives packed back to the page cache. */
-static void release_mapped(const mat *m) {
+/* Gives the mapped pages of a matrix's rows at p, now copied or packed, back to the page
+ * cache. */
+static void release_mapped(const mat *m, const void *p) {
     long page = sysconf(_SC_PAGESIZE);
-    uintptr_t a = (uintptr_t)m->data, b = a + m->row_bytes * (size_t)m->n_out;
+    uintptr_t a = (uintptr_t)p, b = a + m->row_bytes * (size_t)m->n_out;
     a = (a + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
     b &= ~(uintptr_t)(page - 1);
     if (b > a)
         madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Repacks every Q8_0/Q4_0 matrix (kern_pack) on all threads. The token embedding stays
- * mapped: it is read a row at a time; a tied output matrix gets its own packed copy. */
-static pacer_err engine_pack(engine *e, char *err, size_t err_len) {
-    for (int l = -1; l < e->n_layer; l++) {
-        layer *L = l >= 0 ? &e->layers[l] : NULL;
-        mat *ms[7] = {&e->output};
-        int n = 1;
-        if (L) {
-            mat *lm[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-            memcpy(ms, lm, sizeof lm);
-            n = 7;
-        }
-        for (int i = 0; i < n; i++) {
-            mat *m = ms[i];
-            if (!m->data || !kern_pack_supported(m->type))
-                continue;
-            size_t sz = (kern_pack_size(m->type, m->n_in, m->n_out) + 63) & ~(size_t)63;
-            m->packed = aligned_alloc(64, sz);
-            if (!m->packed) {
-                snprintf(err, err_len, "out of memory for packed weights");
-                return PACER_ERR_NOMEM;
-            }
-            pack_job pj = {m};
-            threadpool_run(e->tp, job_pack, &pj);
-            if (m->data != e->tok_embd.data)
-                release_mapped(m);
-        }
+/* The matrices engine_place may hold: every layer's seven and the output. */
+static int weight_mats(engine *e, mat **ms) {
+    int n = 0;
+    ms[n++] = &e->output;
+    for (int l = 0; l < e->n_layer; l++) {
+        layer *L = &e->layers[l];
+        mat *lm[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+        for (int i = 0; i < 7; i++)
+            ms[n++] = lm[i];
     }
+    return n;
+}
+
+/* The bytes engine_place gives m, or 0 where m stays mapped: the token embedding is read a
+ * row at a time, and a tied output matrix that is not repacked reads the embedding's rows (a
+ * repacked one gets its own copy). */
+static size_t placed_bytes(const engine *e, const mat *m) {
+    if (!m->data)
+        return 0;
+    if (kern_pack_supported(m->type))
+        return (kern_pack_size(m->type, m->n_in, m->n_out) + 63) & ~(size_t)63;
+    if (m->data == e->tok_embd.data)
+        return 0;
+    return (m->row_bytes * (size_t)m->n_out + 63) & ~(size_t)63;
+}
+
+/* Huge pages: decode reads every weight once a token, and a 1B model's weights on 4 KB pages
+ * take hundreds of thousands of TLB misses a token. */
+#define WEIGHTS_ALIGN ((size_t)2 << 20)
+
+/* Moves every matrix into one block of memory on all threads: Q8_0, Q4_0 and K-quant
+ * matrices repacked (kern_pack), the others copied. The block asks the kernel for huge
+ * pages. Decode, 1B shape, first-generation EPYC, 1 / 2 threads, engines alternating in one
+ * process: huge pages against 4 KB ones, Q4_0 1.01 / 1.02, Q8_0 1.03 / 1.03; F16 copied
+ * here against read from the file's mapping, 1.08 / 1.10. */
+static pacer_err engine_place(engine *e, char *err, size_t err_len) {
+    mat **ms = malloc((size_t)(7 * e->n_layer + 1) * sizeof *ms);
+    if (!ms) {
+        snprintf(err, err_len, "out of memory");
+        return PACER_ERR_NOMEM;
+    }
+    int n = weight_mats(e, ms);
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += placed_bytes(e, ms[i]);
+    total = (total + WEIGHTS_ALIGN - 1) & ~(WEIGHTS_ALIGN - 1);
+    e->weights = total ? aligned_alloc(WEIGHTS_ALIGN, total) : NULL;
+    if (total && !e->weights) {
+        free(ms);
+        snprintf(err, err_len, "out of memory for the weights (%zu MB)", total >> 20);
+        return PACER_ERR_NOMEM;
+    }
+#ifdef MADV_HUGEPAGE
+    if (total)
+        madvise(e->weights, total, MADV_HUGEPAGE); /* advice only: without it, 4 KB pages */
+#endif
+    unsigned char *at = e->weights;
+    for (int i = 0; i < n; i++) {
+        mat *m = ms[i];
+        size_t sz = placed_bytes(e, m);
+        if (!sz)
+            continue;
+        place_job pj = {m, m->data};
+        if (kern_pack_supported(m->type))
+            m->packed = at;
+        else
+            m->data = at;
+        at += sz;
+        threadpool_run(e->tp, job_place, &pj);
+        if (pj.src != e->tok_embd.data)
+            release_mapped(m, pj.src);
+    }
+    free(ms);
     return PACER_OK;
 }
 
@@ -350,7 +406,7 @@ pacer_err engine_open(const char *path, const engine_params *params, engine **ou
     if (rc == PACER_OK)
         rc = engine_alloc(e, params, err, err_len);
     if (rc == PACER_OK)
-        rc = engine_pack(e, err, err_len);
+        rc = engine_place(e, err, err_len);
     if (rc == PACER_OK)
         rc = engine_open_tokenizer(e, err, err_len);
     if (rc != PACER_OK) {
@@ -367,13 +423,7 @@ void engine_close(engine *e) {
     if (e->own_tp)
         threadpool_destroy(e->tp);
     tokenizer_free(e->tok);
-    for (int l = 0; e->layers && l < e->n_layer; l++) {
-        layer *L = &e->layers[l];
-        mat *ms[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-        for (int i = 0; i < 7; i++)
-            free(ms[i]->packed);
-    }
-    free(e->output.packed);
+    free(e->weights);
     free(e->layers);
     free(e->x);
     free(e->xn);

@@ -36,7 +36,7 @@ typedef struct mat {
     ggml_type type;
     int n_in, n_out;
     size_t row_bytes;
-    void *packed; /* owned: the rows in kern_pack's groups of 8, or NULL */
+    void *packed; /* the rows in kern_pack's groups of 8 (in engine.weights), or NULL */
 } mat;
 
 typedef struct layer {
@@ -58,6 +58,7 @@ struct engine {
     bool rope_neox;
     layer *layers;
     mat tok_embd, output;
+    void *weights;  /* owned: every matrix but tok_embd, packed or copied (engine_place) */
     const float *out_norm;
     int n_seq;      /* KV cache slots: sequences evaluated independently */
     int *n_past;    /* per sequence: positions in its cache */

@@ -1,6 +1,7 @@
 /* test_engine.c - the forward pass against llama.cpp's reference log-probabilities
  * (teacher-forced over ../shared/golden), batched prefill against token-by-token
- * evaluation, and thread-count independence of greedy decoding. */
+ * evaluation, thread-count independence of greedy decoding, and a tied output matrix
+ * against an untied one with the same rows. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
@@ -10,7 +11,10 @@
 #include <unistd.h>
 
 #include "need.h"
+#include "base/buf.h"
+#include "base/fileio.h"
 #include "engine/engine.h"
+#include "engine/gguf.h"
 #include "engine/kernels.h"
 #include "engine/kernels_f16.h"
 #include "engine/quantize.h"
@@ -351,3 +355,61 @@ static void check_rows(ggml_type type) {
 
 Test(engine, q8_0_sequences_batched_equal_alone, .timeout = 60) { check_rows(GGML_TYPE_Q8_0); }
 Test(engine, f16_sequences_batched_equal_alone, .timeout = 60) { check_rows(GGML_TYPE_F16); }
+
+/* Writes `n` bytes of `data` to path with suffix: the test's variant of a checkpoint. */
+static void write_variant(const char *path, const char *suffix, const void *data, size_t n, char *out, size_t len) {
+    snprintf(out, len, "%s%s", path, suffix);
+    FILE *f = fopen(out, "wb");
+    cr_assert(f && fwrite(data, 1, n, f) == n && fclose(f) == 0, "cannot write %s", out);
+}
+
+/* A checkpoint without output.weight ties the output to the token embedding: an F16 one reads
+ * the embedding's mapped rows, a repacked one gets its own copy. Its logits must be those of
+ * the same checkpoint whose output.weight holds the embedding's rows. */
+static void check_tied(ggml_type type) {
+    char path[128], tied[160], same[160], err[256] = "";
+    engine_close(open_synth(type, 1, 1, path, sizeof path)); /* writes the checkpoint */
+    buf b;
+    buf_init(&b, (size_t)1 << 30);
+    cr_assert_eq(file_read_all(path, &b), PACER_OK);
+    gguf_file *gf = NULL;
+    cr_assert_eq(gguf_open(path, &gf, err, sizeof err), PACER_OK, "%s", err);
+    const gguf_tensor *emb = gguf_find_tensor(gf, "token_embd.weight"), *out = gguf_find_tensor(gf, "output.weight");
+    cr_assert(emb && out && emb->nbytes == out->nbytes && emb->type == out->type);
+    size_t data = (size_t)gguf_get_data_offset(gf), eo = data + emb->offset, oo = data + out->offset, nb = emb->nbytes;
+    gguf_close(gf);
+    unsigned char *p = (unsigned char *)b.data;
+    memcpy(p + oo, p + eo, nb); /* untied, the embedding's rows */
+    write_variant(path, ".same", p, b.len, same, sizeof same);
+    unsigned char name[8 + 13] = {13}; /* the name as the header holds it: u64 length, bytes */
+    memcpy(name + 8, "output.weight", 13);
+    unsigned char *at = memmem(p, data, name, sizeof name);
+    cr_assert(at != NULL);
+    at[8 + 5] = 'x'; /* "outpux.weight": unknown to the engine, so the output is tied */
+    write_variant(path, ".tied", p, b.len, tied, sizeof tied);
+    buf_free(&b);
+    engine_params ep = {.n_threads = 2, .n_ctx = 64};
+    engine *et = NULL, *es = NULL;
+    cr_assert_eq(engine_open(tied, &ep, &et, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert_eq(engine_open(same, &ep, &es, err, sizeof err), PACER_OK, "%s", err);
+    enum { T = 20 };
+    int nv = engine_get_info(et)->n_vocab;
+    int32_t toks[T];
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % nv);
+    float *lt = malloc((size_t)T * nv * sizeof(float)), *ls = malloc((size_t)T * nv * sizeof(float));
+    cr_assert_eq(engine_eval(et, toks, T, 0, lt, true), PACER_OK);
+    cr_assert_eq(engine_eval(es, toks, T, 0, ls, true), PACER_OK);
+    cr_assert(memcmp(lt, ls, (size_t)T * nv * sizeof(float)) == 0, "%s: tied and untied logits differ",
+              ggml_type_name(type));
+    free(lt);
+    free(ls);
+    engine_close(et);
+    engine_close(es);
+    unlink(tied);
+    unlink(same);
+    unlink(path);
+}
+
+Test(engine, f16_tied_output_equals_untied, .timeout = 60) { check_tied(GGML_TYPE_F16); }
+Test(engine, q8_0_tied_output_equals_untied, .timeout = 60) { check_tied(GGML_TYPE_Q8_0); }

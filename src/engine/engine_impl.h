@@ -32,7 +32,8 @@ typedef struct engine_cut {
 #define ENGINE_CTX_CAP 4096
 
 typedef struct mat {
-    const void *data;
+    const void *data; /* the rows as in the file: a copy in engine.weights, or the file's mapping
+                       * (tok_embd, a tied output, and a packed matrix, which reads packed) */
     ggml_type type;
     int n_in, n_out;
     size_t row_bytes;

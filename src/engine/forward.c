@@ -219,7 +219,7 @@ static void job_matmul(void *ctx, int ith, int nth) {
     engine *e = j->e;
     float *scratch = e->scratch + (size_t)ith * e->n_scratch;
     (void)nth;
-    for (int c = threadpool_chunk_first(&j->ch, ith); c >= 0; c = threadpool_chunk_next(&j->ch)) {
+    for (int c = threadpool_chunk_first(&j->ch, ith); c >= 0; c = threadpool_chunk_next(&j->ch, ith, c)) {
         int i, r0, r1;
         chunk_at(e, j, c, &i, &r0, &r1);
         for (int k = j->paired ? 0 : i; k < (j->paired ? j->n_mm : i + 1); k++)
@@ -342,7 +342,13 @@ static void set_chunks(engine *e, job *j, int align, int most) {
         }
         j->start[j->n_mm] = n;
     }
-    threadpool_chunks_init(&j->ch, n, nth);
+    /* a few rows stream the weights: each thread takes a contiguous run of chunks, so its
+     * prefetches run on into its own next chunk (taking chunks in turn, each thread's next
+     * one started cold): decode, 1B, 2 threads, Zen 5 EPYC: Q4_0 73.6 -> 85.9 tok/s */
+    if (j->nb < 16)
+        threadpool_chunks_init_ranges(&j->ch, n, nth);
+    else
+        threadpool_chunks_init(&j->ch, n, nth);
 }
 
 static void run_matmul_job(engine *e, job *j, int align, int most) {
@@ -412,7 +418,7 @@ static void job_attention(void *ctx, int ith, int nth) {
     int units = (j->nb + j->span - 1) / j->span * across;
     float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per query a row of weights */
     (void)nth;
-    for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && u < units; u = threadpool_chunk_next(&j->ch)) {
+    for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && u < units; u = threadpool_chunk_next(&j->ch, ith, u)) {
         int h0 = u % across * per, kvh = h0 / group, b = u / across * j->span, end = imin(b + j->span, j->nb);
         for (int h = 0; j->wait_heads && h < per; h++)
             threadpool_wait_until(&e->head_left[h0 + h], HEAD_POSTED);

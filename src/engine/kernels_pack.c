@@ -164,8 +164,10 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
 }
 
 /* Decode reads each weight once: the tiles fetch the blocks PF_AHEAD bytes ahead of their
- * use, so more of each thread's memory reads are in flight. */
-#define PF_AHEAD 1024
+ * use, so more of each thread's memory reads are in flight. 2048 rather than 1024 on a
+ * 2-core Zen 5 EPYC (66 GB/s), 1B models, 2 threads, decode: Q4_0 1.09, Q4_K 1.14, Q8_0
+ * 1.06 (3072 no better, 4096 and more slower). */
+#define PF_AHEAD 2048
 INLINE void prefetch_at(const unsigned char *q, int bytes) {
     for (int k = 0; k < bytes; k += 64)
         _mm_prefetch((const char *)q + k, _MM_HINT_T0);

@@ -158,7 +158,32 @@ void threadpool_split(int n, int ith, int nth, int *lo, int *hi) {
 
 void threadpool_chunks_init(threadpool_chunks *ch, int n, int nth) {
     ch->n = n;
+    ch->ranges = 0;
     atomic_store_explicit(&ch->next, nth, memory_order_relaxed);
+}
+
+void threadpool_chunks_init_ranges(threadpool_chunks *ch, int n, int nth) {
+    int R = nth < THREADPOOL_RANGES ? nth : THREADPOOL_RANGES;
+    ch->n = n;
+    ch->ranges = R < 1 ? 1 : R;
+    for (int k = 0; k < ch->ranges; k++) {
+        atomic_store_explicit(&ch->r[k].next, (int)((long long)k * n / ch->ranges), memory_order_relaxed);
+        ch->r[k].end = (int)((long long)(k + 1) * n / ch->ranges);
+    }
+}
+
+int threadpool_chunk_from(threadpool_chunks *ch, int k, int home) {
+    for (;;) {
+        threadpool_range *r = &ch->r[k];
+        if (atomic_load_explicit(&r->next, memory_order_relaxed) < r->end) {
+            int c = atomic_fetch_add_explicit(&r->next, 1, memory_order_relaxed);
+            if (c < r->end)
+                return c;
+        }
+        k = (k + 1) % ch->ranges;
+        if (k == home)
+            return -1;
+    }
 }
 
 void threadpool_wait_until(atomic_int *x, int value) {

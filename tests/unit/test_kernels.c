@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/ggml_type.h"
 #include "engine/kernels.h"
@@ -297,39 +298,76 @@ Test(threadpool, every_item_once) {
 typedef struct chunk_ctx {
     threadpool_chunks ch;
     atomic_int by[4];
+    int first[4]; /* each thread's first chunk */
+    bool late;    /* ranges: thread 3 starts late, so its range is taken by the others */
+    int n;        /* chunks of the run */
+    bool meet;    /* the threads meet before and after their first chunk */
+    atomic_int met;
 } chunk_ctx;
 
 static void take_chunks(void *ctx, int ith, int nth) {
     chunk_ctx *c = ctx;
     (void)nth;
-    for (int k = threadpool_chunk_first(&c->ch, ith); k >= 0; k = threadpool_chunk_next(&c->ch)) {
+    /* the late thread waits (at most 5 s) for the others to take every chunk */
+    for (int ms = 0; c->late && ith == 3 && ms < 5000; ms++) {
+        if (atomic_load(&c->by[0]) + atomic_load(&c->by[1]) + atomic_load(&c->by[2]) == c->n)
+            break;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    if (c->meet) { /* every thread takes its first chunk before any takes a second */
+        atomic_fetch_add(&c->met, 1);
+        for (int ms = 0; atomic_load(&c->met) < 4 && ms < 5000; ms++)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    c->first[ith] = threadpool_chunk_first(&c->ch, ith);
+    if (c->meet) {
+        atomic_fetch_add(&c->met, 1);
+        for (int ms = 0; atomic_load(&c->met) < 8 && ms < 5000; ms++)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    for (int k = c->first[ith]; k >= 0; k = threadpool_chunk_next(&c->ch, ith, k)) {
         atomic_fetch_add(&g_hits[k], 1);
         atomic_fetch_add(&c->by[ith], 1);
     }
 }
 
 /* Chunks handed out on demand: each exactly once per run, for more and fewer chunks than
- * threads. */
+ * threads, in either order; in ranges each thread starts at its own range's first chunk, and
+ * a thread that comes late finds its range taken by the others. */
 Test(threadpool, every_chunk_once) {
     threadpool *tp = threadpool_create(4);
     cr_assert(tp);
     int sizes[] = {1, 3, 4, 5, 1000};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        int n = sizes[s];
-        for (int i = 0; i < n; i++)
-            atomic_store(&g_hits[i], 0);
-        chunk_ctx c = {0};
-        for (int round = 0; round < 20; round++) {
-            threadpool_chunks_init(&c.ch, n, threadpool_size(tp));
-            threadpool_run(tp, take_chunks, &c);
+    for (int mode = 0; mode < 3; mode++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            int n = sizes[s];
+            for (int i = 0; i < n; i++)
+                atomic_store(&g_hits[i], 0);
+            chunk_ctx c = {.late = mode == 2, .meet = mode == 1 && n == 1000};
+            for (int round = 0; round < 20; round++) {
+                for (int t = 0; t < 4; t++)
+                    atomic_store(&c.by[t], 0);
+                c.n = n;
+                atomic_store(&c.met, 0);
+                if (mode == 0)
+                    threadpool_chunks_init(&c.ch, n, threadpool_size(tp));
+                else
+                    threadpool_chunks_init_ranges(&c.ch, n, threadpool_size(tp));
+                threadpool_run(tp, take_chunks, &c);
+                if (mode == 1 && n == 1000)
+                    for (int t = 0; t < 4; t++)
+                        cr_assert_eq(c.first[t], t * n / 4, "thread %d began at chunk %d", t, c.first[t]);
+                if (mode == 2)
+                    cr_assert_eq(c.first[3], -1, "the late thread began at %d", c.first[3]);
+            }
+            for (int i = 0; i < n; i++)
+                cr_assert_eq(atomic_load(&g_hits[i]), 20, "mode %d, %d chunks: chunk %d taken %d times", mode, n, i,
+                             atomic_load(&g_hits[i]));
+            int total = 0;
+            for (int t = 0; t < 4; t++)
+                total += atomic_load(&c.by[t]);
+            cr_assert_eq(total, n); /* the last round's */
         }
-        for (int i = 0; i < n; i++)
-            cr_assert_eq(atomic_load(&g_hits[i]), 20, "%d chunks: chunk %d taken %d times", n, i, atomic_load(&g_hits[i]));
-        int total = 0;
-        for (int t = 0; t < 4; t++)
-            total += atomic_load(&c.by[t]);
-        cr_assert_eq(total, 20 * n);
-    }
     threadpool_destroy(tp);
 }
 

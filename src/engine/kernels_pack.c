@@ -168,7 +168,13 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
  * 2-core Zen 5 EPYC (66 GB/s), 1B models, 2 threads, decode: Q4_0 1.09, Q4_K 1.14, Q8_0
  * 1.06 (3072 no better, 4096 and more slower). */
 #define PF_AHEAD 2048
+/* The loops over a block's registers and lines carry `#pragma GCC unroll`: GCC 12 at -O2
+ * left some of them rolled, and the registers (w[8], bc[8]) then went through the stack.
+ * Unrolled, Q4_0 / Q4_K / Q8_0 decode kernels on a matrix in L2 (Zen 5, VNNI) ran 2.3 / 1.9
+ * / 1.7 times as fast (AVX2 level 1.27 / 1.07 / 1.0); 1B models, 2 threads, prefill pp128
+ * 1.15 / 1.21 / 1.10, decode 1.0 (at the memory's roof) / 1.15 / 1.06. */
 INLINE void prefetch_at(const unsigned char *q, int bytes) {
+#pragma GCC unroll 8
     for (int k = 0; k < bytes; k += 64)
         _mm_prefetch((const char *)q + k, _MM_HINT_T0);
 }
@@ -192,6 +198,7 @@ INLINE void prefetch_pass(const void *p, int bytes, const unsigned char *end, si
  * w[k] holds elements 4k..4k+3 of every row, w[k + 4] elements 16+4k..16+4k+3. */
 T_AVX2 INLINE void nib_unpack_avx2(const uint8_t *q, __m256i *w) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
         w[k] = _mm256_and_si256(v, m4);
@@ -251,6 +258,7 @@ T_AVX2 INLINE void q4_0_avx2_tile(const pk_q4_0 *pk, int nblk, const kern_q8_blo
 
 /* A block's eight activation chunks broadcast, for the groups of a decode pass. */
 T_AVX2 INLINE void chunks_bc_avx2(const kern_q8_block *xb, __m256i *bc) {
+#pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
         bc[k] = chunk_bc_avx2(xb, k);
 }
@@ -311,6 +319,7 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
     for (int b = 0; b < nblk; b++, pk++) {
         __m256i aw[8];
         prefetch_lines(pk, 320);
+#pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(pk->q + 32 * k));
             aw[k] = _mm256_sign_epi8(v, v);
@@ -351,6 +360,7 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
         for (int sb = 0; sb < 8; sb++) {
             const int8_t *q = pk->q[sb];
             __m256i aw[8];
+#pragma GCC unroll 8
             for (int k = 0; k < 8; k++) {
                 __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
                 aw[k] = _mm256_sign_epi8(v, v);
@@ -581,6 +591,7 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
         __m512i w[8], off = _mm512_setzero_si512();
         prefetch_lines(pa, 320);
         prefetch_lines(pb, 320);
+#pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
             w[k] = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
             off = _mm512_dpbusd_epi32(off, top, w[k]);
@@ -613,6 +624,7 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
         __m512 dw = scales_2x8(pa->d, pb->d);
         for (int sb = 0; sb < 8; sb++) {
             __m512i w[8], off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, sc[2];
+#pragma GCC unroll 8
             for (int k = 0; k < 8; k++) {
                 w[k] = load_2x256(pa->q[sb] + 32 * k, pb->q[sb] + 32 * k);
                 off[k / 4] = _mm512_dpbusd_epi32(off[k / 4], top, w[k]);
@@ -688,6 +700,7 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         prefetch_pass(pb, 320, gb + gsz, next);
     }
     __m512i off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, h[2];
+#pragma GCC unroll 8
     for (int k = 0; k < 8; k++) {
         w[k] = load_2x256(qa + 32 * k, qb + 32 * k);
         off[t == GGML_TYPE_Q6_K ? k / 4 : 0] = _mm512_dpbusd_epi32(off[t == GGML_TYPE_Q6_K ? k / 4 : 0], top, w[k]);
@@ -728,6 +741,7 @@ T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int
         acc[p] = _mm512_setzero_ps();
     for (int b = 0; b < nblk; b++) {
         __m512i bc[8];
+#pragma GCC unroll 8
         for (int k = 0; k < 8; k++)
             bc[k] = chunk_bc_vnni(&x[b], k);
 #pragma GCC unroll 2

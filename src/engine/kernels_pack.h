@@ -66,6 +66,7 @@ T_VNNI INLINE void store16(float *o, int valid, __m512 v) {
 /* Two adjacent groups' nibble blocks (Q4_0's interleave) as 8 registers, as nib_unpack_avx2. */
 T_VNNI INLINE void nib_unpack_vnni(const uint8_t *qa, const uint8_t *qb, __m512i *w) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
         w[k] = _mm512_and_si512(v, m4);

@@ -237,6 +237,10 @@ static void job_matmul(void *ctx, int ith, int nth) {
     }
 }
 
+/* A chunk of fewer rows than this (decode, and a few sequences decoding together) streams
+ * each matrix's weights from memory once: its jobs are split for that, not for arithmetic. */
+static bool streams_weights(int nb) { return nb < 16; }
+
 /* Rows per chunk, a multiple of `align`. Decode's few rows: about 32 chunks a thread, which
  * stream weights from memory: a job's threads finish within about half a chunk's time of
  * each other, idling that long before the next job. A batch through AMX: about 4 a thread
@@ -246,7 +250,8 @@ static void job_matmul(void *ctx, int ith, int nth) {
  * nothing up per call; at 2 AVX2 threads the time spent waiting at the end of jobs went
  * from 2.9 to 1.4 % of prefill for F16, 4.5 -> 2.4 % for Q4_0, 5.9 -> 2.9 % for Q8_0). */
 static int chunk_rows(const engine *e, int rows, int nb, int nth, int align) {
-    int per = nb < 16 ? 32 : e->amx ? 4 : 16, least = nb < 16 ? 0 : e->amx ? 64 : 16;
+    bool few = streams_weights(nb);
+    int per = few ? 32 : e->amx ? 4 : 16, least = few ? 0 : e->amx ? 64 : 16;
     int r = nth > 1 ? rows / (nth * per) : rows;
     if (r < least)
         r = least;
@@ -345,7 +350,7 @@ static void set_chunks(engine *e, job *j, int align, int most) {
     /* a few rows stream the weights: each thread takes a contiguous run of chunks, so its
      * prefetches run on into its own next chunk (taking chunks in turn, each thread's next
      * one started cold): decode, 1B, 2 threads, Zen 5 EPYC: Q4_0 73.6 -> 85.9 tok/s */
-    if (j->nb < 16)
+    if (streams_weights(j->nb))
         threadpool_chunks_init_ranges(&j->ch, n, nth);
     else
         threadpool_chunks_init(&j->ch, n, nth);
@@ -360,7 +365,7 @@ static void run_matmul_job(engine *e, job *j, int align, int most) {
  * finish post-processes it (qkv_post) on the thread that finished it. */
 static void setup_qkv_chunks(engine *e, job *j) {
     int nth = threadpool_size(e->tp), hd = e->hd, total = e->q_dim + 2 * e->kv_dim;
-    int r = chunk_rows(e, total, j->nb, nth, j->nb < 16 ? 8 : 16);
+    int r = chunk_rows(e, total, j->nb, nth, streams_weights(j->nb) ? 8 : 16);
     r = r > hd ? hd : r;
     while (hd % r)
         r -= 8;

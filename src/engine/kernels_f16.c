@@ -441,16 +441,17 @@ float kern_dot_f16(const ggml_half *w, const void *x, int n) { return dot_kind(m
 static void gemv(mm_kind k, const unsigned char *W, size_t rb, int n, int r0, int r1, const void *x, float *out) {
     int r = r0;
 #ifdef KF_X86
+    size_t next = 8 * rb / sizeof(ggml_half) - (size_t)n; /* a row's end to its row in the next pass */
     for (; k != MM_SCALAR && r + 8 <= r1; r += 8) {
         const ggml_half *w[8];
         for (int i = 0; i < 8; i++)
             w[i] = (const ggml_half *)(W + (size_t)(r + i) * rb);
         if (k == MM_AVX512)
-            gemv8_avx512(w, 8 * rb / sizeof(ggml_half) - (size_t)n, x, n, out + r);
+            gemv8_avx512(w, next, x, n, out + r);
         else if (k == MM_AVX2_F32)
-            gemv8_avx2f(w, 8 * rb / sizeof(ggml_half) - (size_t)n, x, n, out + r);
+            gemv8_avx2f(w, next, x, n, out + r);
         else
-            gemv8_avx2(w, 8 * rb / sizeof(ggml_half) - (size_t)n, x, n, out + r);
+            gemv8_avx2(w, next, x, n, out + r);
     }
 #endif
     for (; r < r1; r++)

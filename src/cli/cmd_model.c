@@ -231,8 +231,11 @@ static int model_quantize(int argc, char **argv) {
     int conv, fb, copied;
     quantize_counts(j, &conv, &fb, &copied);
     bool known = quantize_volume_free(pos[1], &avail) == PACER_OK;
-    fprintf(stderr, "pacer: %s needs %llu bytes (%.2f GB) on disk; %s%.2f GB free there\n", pos[1],
-            (unsigned long long)need, (double)need / 1e9, known ? "" : "unknown: ", (double)avail / 1e9);
+    fprintf(stderr, "pacer: %s needs %llu bytes (%.2f GB) on disk; ", pos[1], (unsigned long long)need, (double)need / 1e9);
+    if (known)
+        fprintf(stderr, "%.2f GB free there\n", (double)avail / 1e9);
+    else
+        fputs("free space there unknown\n", stderr);
     int rc = 0;
     if (known && avail < need) {
         cli_error("model quantize: not enough space for %s: %llu bytes needed, %llu free", pos[1],

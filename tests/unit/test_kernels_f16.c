@@ -158,6 +158,8 @@ Test(kernels_f16, matmul_equals_dots) {
     check_matmul(19, 200); /* a tail of 8 past 16 lanes */
     check_matmul(6, 205);  /* tails past 8 and 16 lanes */
     check_matmul(13, 2048);
+    check_matmul(9, 1045); /* a long row, a tail of 5 */
+    check_matmul(4, 13);   /* fewer elements than one register's 16 lanes: the tail alone */
 }
 
 /* Scores of 1..40 keys (full blocks of 8 and 16, remainders) for 1..20 queries at once (a

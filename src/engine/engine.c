@@ -226,12 +226,12 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     }
     ggml_type wt = e->layers[0].wq.type;
     e->amx = kern_get_level() >= KERN_AMX && kern_pack_supported(wt);
-    bool f16_avx2 = wt == GGML_TYPE_F16 && kern_get_level() == KERN_AVX2;
     /* F16 matrices at AVX2: their activations' form is timed once a process, here and not
      * inside a measured prefill */
     if (kern_get_level() == KERN_AVX2 && (wt == GGML_TYPE_F16 || e->output.type == GGML_TYPE_F16))
         (void)kern_act_type(GGML_TYPE_F16);
-    e->batch = e->amx || f16_avx2 ? ENGINE_BATCH_WIDE : ENGINE_BATCH;
+    bool narrow = kern_get_level() <= KERN_AVX2 && wt != GGML_TYPE_F16;
+    e->batch = narrow ? ENGINE_BATCH_AVX2_QUANT : ENGINE_BATCH;
     size_t B = (size_t)e->batch;
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);
     /* rows 64 bytes past a multiple of 64 apart: a power of two apart, a tile's rows would

@@ -14,13 +14,16 @@
 #include "engine/threadpool.h"
 #include "engine/tokenizer.h"
 
-/* Rows per forward chunk: 32, or 128 where AMX multiplies the packed matrices or F16
- * weights are multiplied at AVX2 (each converted weight vector then serves four times the
- * tokens; pp128 at 2 threads 72-76 -> 78-81 tok/s with F16 activations, 30.0-30.9 -> 31.2-31.5
- * with F32 ones on a slower host). No result depends on it: every kernel computes a row the
- * same way in any batch. */
-#define ENGINE_BATCH 32
-#define ENGINE_BATCH_WIDE 128
+/* Rows per forward chunk: 128, or 32 for quantized weights at AVX2. A chunk streams each
+ * matrix's weights once, so wider chunks read them fewer times, and each converted weight
+ * vector serves more tokens. At 2 threads on a Zen 5 EPYC with AVX-512, 32 -> 128 rows took
+ * pp512 from 139 to 153 tok/s for F16, 316 -> 371 for Q8_0, 337 -> 362 for Q4_0 and
+ * 357 -> 395 for Q4_K, with pp128 equal or better; 256 rows gained nothing more. At AVX2
+ * (F16 there: pp128 72-76 -> 78-81) the quantized types' pp512 stayed equal and Q4_0's
+ * pp128 fell 195 -> 183, so they keep 32. No result depends on it: every kernel computes
+ * a row the same way in any batch. */
+#define ENGINE_BATCH 128
+#define ENGINE_BATCH_AVX2_QUANT 32
 /* A matmul job's chunk where chunks shrink towards the job's end (forward.c): rows [r0, r1)
  * of its matrix m. */
 typedef struct engine_cut {
@@ -71,7 +74,7 @@ struct engine {
     void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
     size_t act_stride;
     ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */
-    int row_seq[ENGINE_BATCH_WIDE], row_pos[ENGINE_BATCH_WIDE]; /* the chunk's rows: sequence, position */
+    int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
     engine_cut cuts[ENGINE_CUTS]; /* the running matmul job's chunks, where they shrink */
     float *scratch;    /* per thread: n_scratch floats */
     int n_scratch;

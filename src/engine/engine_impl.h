@@ -18,10 +18,10 @@
  * matrix's weights once, so wider chunks read them fewer times, and each converted weight
  * vector serves more tokens. At 2 threads on a Zen 5 EPYC with AVX-512, 32 -> 128 rows took
  * pp512 from 139 to 153 tok/s for F16, 316 -> 371 for Q8_0, 337 -> 362 for Q4_0 and
- * 357 -> 395 for Q4_K, with pp128 equal or better; 256 rows gained nothing more. At AVX2
- * (F16 there: pp128 72-76 -> 78-81) the quantized types' pp512 stayed equal and Q4_0's
- * pp128 fell 195 -> 183, so they keep 32. No result depends on it: every kernel computes
- * a row the same way in any batch. */
+ * 357 -> 395 for Q4_K, with pp128 better or within the noise; 256 rows gained nothing more.
+ * At AVX2 (F16 there: pp128 72-76 -> 78-81) the quantized types' pp512 stayed equal and
+ * Q4_0's pp128 fell 195 -> 183, so they keep 32. No result depends on it: every kernel
+ * computes a row the same way in any batch. */
 #define ENGINE_BATCH 128
 #define ENGINE_BATCH_AVX2_QUANT 32
 /* A matmul job's chunk where chunks shrink towards the job's end (forward.c): rows [r0, r1)

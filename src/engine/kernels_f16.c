@@ -599,24 +599,6 @@ T_AVX512 static INL __m512 reduce16x16_avx512(const __m512 *a) {
     return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
 }
 
-/* One query's scores against a block of 16 converted keys (kf, hd apart): the 16-lane sums
- * over hd, then reduce16x16_avx512, times scale. Inlined with hd a constant where it is 64 or
- * 128, so the sums stay in registers (with hd unknown GCC 12 kept them in a stack array,
- * zeroed with `rep stos` for each query). */
-T_AVX512 static INL __m512 scores16_avx512(const float *kf, const float *qh, int hd, float scale) {
-    __m512 a[16];
-#pragma GCC unroll 16
-    for (int t = 0; t < 16; t++)
-        a[t] = _mm512_setzero_ps();
-    for (int i = 0; i < hd; i += 16) {
-        __m512 qv = _mm512_loadu_ps(qh + i);
-#pragma GCC unroll 16
-        for (int t = 0; t < 16; t++)
-            a[t] = _mm512_fmadd_ps(_mm512_load_ps(kf + t * hd + i), qv, a[t]);
-    }
-    return _mm512_mul_ps(reduce16x16_avx512(a), _mm512_set1_ps(scale));
-}
-
 /* Scores of nh queries (the heads of a unit's rows): keys in blocks of 16, each block
  * converted to floats once (kf, KV_HD_MAX floats a key at most) for every query; per (query,
  * key) the 16-lane sums, then reduce16x16_avx512. A block past the last key repeats key t0 in
@@ -631,13 +613,19 @@ T_AVX512 static void scores_shared_avx512(int nh, const ggml_half *k, size_t ks,
             for (int i = 0; i < hd; i += 16)
                 _mm512_store_ps(kf + t * hd + i, F16Z(kt + i));
         }
-        __mmask16 keep = (__mmask16)((1u << m) - 1);
         for (int h = 0; h < nh; h++) {
             const float *qh = q + (size_t)h * qs;
-            __m512 r = hd == 64    ? scores16_avx512(kf, qh, 64, scale)
-                       : hd == 128 ? scores16_avx512(kf, qh, 128, scale)
-                                   : scores16_avx512(kf, qh, hd, scale);
-            _mm512_mask_storeu_ps(out + (size_t)h * os + t0, keep, r);
+            __m512 a[16];
+            for (int t = 0; t < 16; t++)
+                a[t] = _mm512_setzero_ps();
+            for (int i = 0; i < hd; i += 16) {
+                __m512 qv = _mm512_loadu_ps(qh + i);
+#pragma GCC unroll 16
+                for (int t = 0; t < 16; t++)
+                    a[t] = _mm512_fmadd_ps(_mm512_load_ps(kf + t * hd + i), qv, a[t]);
+            }
+            _mm512_mask_storeu_ps(out + (size_t)h * os + t0, (__mmask16)((1u << m) - 1),
+                                  _mm512_mul_ps(reduce16x16_avx512(a), _mm512_set1_ps(scale)));
         }
     }
 }

@@ -73,7 +73,7 @@ struct engine {
     bool amx;       /* AMX multiplies the packed matrices */
     void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
     size_t act_stride;
-    ggml_half *kc, *vc; /* [seq][layer][pos][kv_dim] */
+    ggml_half *kc, *vc; /* [seq][layer][kv head][pos][hd] */
     int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
     engine_cut cuts[ENGINE_CUTS]; /* the running matmul job's chunks, where they shrink */
     float *scratch;    /* per thread: n_scratch floats */

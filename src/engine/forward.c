@@ -57,9 +57,12 @@ static void rope(const engine *e, float *v, int pos) {
     }
 }
 
-/* Where position `pos` of sequence `seq` in layer `l` starts in the K and V caches. */
-static size_t kv_offset(const engine *e, int seq, int l, int pos) {
-    return (((size_t)seq * e->n_layer + (size_t)l) * e->n_ctx + (size_t)pos) * e->kv_dim;
+/* Where position `pos` of KV head `kvh` of sequence `seq` in layer `l` starts in the K and
+ * V caches. A head's positions are contiguous, hd numbers apart, so attention streams them:
+ * with positions kv_dim apart (a head's 128 bytes in each 1 KB), one Zen 5 core's scores
+ * over 2048 keys ran at 44 GMAC/s against 53, the value sums 58 against 73. */
+static size_t kv_offset(const engine *e, int seq, int l, int kvh, int pos) {
+    return ((((size_t)seq * e->n_layer + (size_t)l) * e->n_head_kv + (size_t)kvh) * e->n_ctx + (size_t)pos) * e->hd;
 }
 
 /* ---------------- per-row work before a set of matrices ---------------- */
@@ -169,10 +172,9 @@ static void qkv_post(engine *e, int l, int i, int r0, int r1, int b0, int b1) {
                 rmsnorm(y + (size_t)h * hd, y + (size_t)h * hd, norm[i], hd, e->eps);
             rope(e, y + (size_t)h * hd, e->row_pos[b]);
         }
-        if (i > 0) {
-            size_t off = kv_offset(e, e->row_seq[b], l, e->row_pos[b]) + (size_t)r0;
-            kern_f32_to_f16(y + r0, (i == 1 ? e->kc : e->vc) + off, r1 - r0);
-        }
+        for (int h = r0 / hd; i > 0 && h < r1 / hd; h++)
+            kern_f32_to_f16(y + (size_t)h * hd, (i == 1 ? e->kc : e->vc) + kv_offset(e, e->row_seq[b], l, h, e->row_pos[b]),
+                            hd);
     }
 }
 
@@ -397,16 +399,16 @@ static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc)
     size_t nq = (size_t)j->span * per;
     float *qh = sc + nq * e->n_ctx, *sums = qh + nq * hd; /* queries rounded through F16, as ggml does */
     int *keys = (int *)(sums + nq * hd);
-    size_t base = kv_offset(e, e->row_seq[b], j->layer, 0) + (size_t)(h0 / (e->n_head / e->n_head_kv)) * hd;
+    size_t base = kv_offset(e, e->row_seq[b], j->layer, h0 / (e->n_head / e->n_head_kv), 0);
     for (int r = 0; r < m; r++)
         for (int h = 0; h < per; h++)
             kern_round_f16(e->q + (size_t)(b + r) * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)(r * per + h) * hd, hd);
-    kern_attn_scores(nh, e->kc + base, e->kv_dim, qh, hd, hd, n, 1.0f / sqrtf((float)hd), sc, n);
+    kern_attn_scores(nh, e->kc + base, hd, qh, hd, hd, n, 1.0f / sqrtf((float)hd), sc, n);
     for (int i = 0; i < nh; i++) {
         keys[i] = e->row_pos[b + i / per] + 1;
         kern_softmax_f16(sc + (size_t)i * n, keys[i]);
     }
-    kern_attn_values(nh, sc, n, e->vc + base, e->kv_dim, hd, keys, sums, hd);
+    kern_attn_values(nh, sc, n, e->vc + base, hd, hd, keys, sums, hd);
     for (int r = 0; r < m; r++) {
         float *att = e->att + (size_t)(b + r) * e->q_dim + (size_t)h0 * hd;
         memcpy(att, sums + (size_t)r * per * hd, (size_t)per * hd * sizeof(float));

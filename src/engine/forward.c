@@ -172,9 +172,11 @@ static void qkv_post(engine *e, int l, int i, int r0, int r1, int b0, int b1) {
                 rmsnorm(y + (size_t)h * hd, y + (size_t)h * hd, norm[i], hd, e->eps);
             rope(e, y + (size_t)h * hd, e->row_pos[b]);
         }
-        for (int h = r0 / hd; i > 0 && h < r1 / hd; h++)
-            kern_f32_to_f16(y + (size_t)h * hd, (i == 1 ? e->kc : e->vc) + kv_offset(e, e->row_seq[b], l, h, e->row_pos[b]),
-                            hd);
+        if (i > 0) { /* each KV head's row to its place in the cache */
+            ggml_half *cache = i == 1 ? e->kc : e->vc;
+            for (int h = r0 / hd; h < r1 / hd; h++)
+                kern_f32_to_f16(y + (size_t)h * hd, cache + kv_offset(e, e->row_seq[b], l, h, e->row_pos[b]), hd);
+        }
     }
 }
 

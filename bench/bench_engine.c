@@ -371,7 +371,7 @@ int main(int argc, char **argv) {
     for (int l = KERN_SCALAR; want && l <= KERN_AMX; l++)
         if (strcmp(want, kern_level_name((kern_level)l)) == 0)
             kern_set_level((kern_level)l);
-    /* PACER_F16_ACT=f16|f32 fixes the form of F16 weights' activations at AVX2 (else timed) */
+    /* PACER_F16_ACT=f16|f32 fixes the form of F16 weights' activations from AVX2 on (else timed) */
     const char *form = getenv("PACER_F16_ACT");
     if (form && strcmp(form, "f16") != 0 && strcmp(form, "f32") != 0) {
         fprintf(stderr, "bench_engine: PACER_F16_ACT=%s: f16 or f32\n", form);

@@ -292,19 +292,28 @@ T_AVX512 static INL float reduce_avx512(__m512 v) {
     return reduce_avx2(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
-/* AVX-512 takes F32 activations (kern_act_type): a conversion there takes a port that the
- * multiply-adds need. */
-T_AVX512 static float dot_avx512(const ggml_half *w, const float *x, int n) {
+/* The kernels at AVX-512 take activations in either form too (kern_f16_act_type):
+ * x_avx512 loads 16 of them as floats. */
+T_AVX512 static INL __m512 x_avx512(const void *x, bool f32, int i) {
+    return f32 ? _mm512_loadu_ps((const float *)x + i) : F16Z((const ggml_half *)x + i);
+}
+
+T_AVX512 static INL float dot_avx512_form(const ggml_half *w, const void *x, bool f32, int n) {
     __m512 a = _mm512_setzero_ps();
     int n16 = n & ~15;
     for (int i = 0; i < n16; i += 16)
-        a = _mm512_fmadd_ps(F16Z(w + i), _mm512_loadu_ps(x + i), a);
-    return dot_tail(reduce_avx512(a), w, x, NULL, n16, n);
+        a = _mm512_fmadd_ps(F16Z(w + i), x_avx512(x, f32, i), a);
+    return dot_tail(reduce_avx512(a), w, f32 ? x : NULL, f32 ? NULL : x, n16, n);
 }
 
-/* 4 rows x T tokens (T <= 6): out[t * ldo + r]. */
-T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *const *x, int T, int n, float *out,
-                                      int ldo) {
+T_AVX512 static float dot_avx512(const ggml_half *w, const float *x, int n) { return dot_avx512_form(w, x, true, n); }
+T_AVX512 static float dot_avx512h(const ggml_half *w, const ggml_half *x, int n) {
+    return dot_avx512_form(w, x, false, n);
+}
+
+/* 4 rows x T tokens (T <= 6), activations in either form: out[t * ldo + r]. */
+T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const void *const *x, bool f32, int T, int n,
+                                      float *out, int ldo) {
     enum { R = 4 };
     __m512 acc[6][4]; /* [token][row] */
 #pragma GCC unroll 4
@@ -320,7 +329,7 @@ T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *con
             wv[r] = F16Z(w[r] + i);
 #pragma GCC unroll 6
         for (int t = 0; t < T; t++) {
-            __m512 xv = _mm512_loadu_ps(x[t] + i);
+            __m512 xv = x_avx512(x[t], f32, i);
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++)
                 acc[t][r] = _mm512_fmadd_ps(wv[r], xv, acc[t][r]);
@@ -331,19 +340,20 @@ T_AVX512 static INL void tile_avx512(const ggml_half *const *w, const float *con
         for (int r = 0; r < R; r++)
             s[r] = _mm256_add_ps(_mm512_castps512_ps256(acc[t][r]),
                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t][r]), 1)));
-        store_rows(reduce8x4_avx2(s), 4, w, x[t], NULL, n16, n, out + (size_t)t * ldo);
+        store_rows(reduce8x4_avx2(s), 4, w, f32 ? x[t] : NULL, f32 ? NULL : x[t], n16, n, out + (size_t)t * ldo);
     }
 }
 
 /* One token, eight rows per pass, prefetched as gemv8_avx2_form's (into the next row, as
  * before: 30.8 against 32.8 tok/s, the case above). */
-T_AVX512 static void gemv8_avx512(const ggml_half *const *w, size_t next, const float *x, int n, float *out) {
+T_AVX512 static INL void gemv8_avx512_form(const ggml_half *const *w, size_t next, const void *x, bool f32, int n,
+                                         float *out) {
     __m512 acc[8];
     for (int r = 0; r < 8; r++)
         acc[r] = _mm512_setzero_ps();
     int n16 = n & ~15;
     for (int i = 0; i < n16; i += 16) {
-        __m512 xv = _mm512_loadu_ps(x + i);
+        __m512 xv = x_avx512(x, f32, i);
         if (!(i & 16))
             prefetch_rows(w, i, n, next);
 #pragma GCC unroll 8
@@ -351,7 +361,14 @@ T_AVX512 static void gemv8_avx512(const ggml_half *const *w, size_t next, const 
             acc[r] = _mm512_fmadd_ps(F16Z(w[r] + i), xv, acc[r]);
     }
     for (int r = 0; r < 8; r++)
-        out[r] = dot_tail(reduce_avx512(acc[r]), w[r], x, NULL, n16, n);
+        out[r] = dot_tail(reduce_avx512(acc[r]), w[r], f32 ? x : NULL, f32 ? NULL : x, n16, n);
+}
+
+T_AVX512 static void gemv8_avx512(const ggml_half *const *w, size_t next, const float *x, int n, float *out) {
+    gemv8_avx512_form(w, next, x, true, n, out);
+}
+T_AVX512 static void gemv8_avx512h(const ggml_half *const *w, size_t next, const ggml_half *x, int n, float *out) {
+    gemv8_avx512_form(w, next, x, false, n, out);
 }
 
 /* The tile kernels at their fixed sizes (a switch, so each instance has constant loops):
@@ -388,22 +405,31 @@ T_AVX2 static void tile2_avx2_any(const ggml_half *const *w, const float *const 
     }
 }
 
-T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *const *x, int R, int T, int n,
-                                     float *out, int ldo) {
+T_AVX512 static INL void tile_avx512_form(const ggml_half *const *w, const void *const *x, bool f32, int R, int T,
+                                          int n, float *out, int ldo) {
     if (R != 4) { /* rows left over from the groups of four */
         for (int r = 0; r < R; r++)
             for (int t = 0; t < T; t++)
-                out[(size_t)t * ldo + r] = dot_avx512(w[r], x[t], n);
+                out[(size_t)t * ldo + r] = dot_avx512_form(w[r], x[t], f32, n);
         return;
     }
     switch (T) {
-    case 1: tile_avx512(w, x, 1, n, out, ldo); break;
-    case 2: tile_avx512(w, x, 2, n, out, ldo); break;
-    case 3: tile_avx512(w, x, 3, n, out, ldo); break;
-    case 4: tile_avx512(w, x, 4, n, out, ldo); break;
-    case 5: tile_avx512(w, x, 5, n, out, ldo); break;
-    default: tile_avx512(w, x, 6, n, out, ldo); break;
+    case 1: tile_avx512(w, x, f32, 1, n, out, ldo); break;
+    case 2: tile_avx512(w, x, f32, 2, n, out, ldo); break;
+    case 3: tile_avx512(w, x, f32, 3, n, out, ldo); break;
+    case 4: tile_avx512(w, x, f32, 4, n, out, ldo); break;
+    case 5: tile_avx512(w, x, f32, 5, n, out, ldo); break;
+    default: tile_avx512(w, x, f32, 6, n, out, ldo); break;
     }
+}
+
+T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *const *x, int R, int T, int n,
+                                     float *out, int ldo) {
+    tile_avx512_form(w, (const void *const *)x, true, R, T, n, out, ldo);
+}
+T_AVX512 static void tile_avx512h_any(const ggml_half *const *w, const ggml_half *const *x, int R, int T, int n,
+                                      float *out, int ldo) {
+    tile_avx512_form(w, (const void *const *)x, false, R, T, n, out, ldo);
 }
 #endif
 
@@ -413,21 +439,25 @@ int kern_f16_lanes(void) { return kern_get_level() == KERN_AVX2 ? 8 : 16; }
 
 float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, NULL, n, lanes); }
 
-/* The products' kernels: the level's, and at AVX2 the one for the activations' form. */
-typedef enum { MM_SCALAR, MM_AVX2_F16, MM_AVX2_F32, MM_AVX512 } mm_kind;
+/* The products' kernels: the level's, for the activations' form. */
+typedef enum { MM_SCALAR, MM_AVX2_F16, MM_AVX2_F32, MM_AVX512_F16, MM_AVX512_F32 } mm_kind;
 
 static mm_kind mm_kind_now(void) {
     kern_level l = kern_get_level();
     if (l == KERN_SCALAR)
         return MM_SCALAR;
-    return l >= KERN_AVX512 ? MM_AVX512 : kern_f16_act_type() == GGML_TYPE_F32 ? MM_AVX2_F32 : MM_AVX2_F16;
+    bool f32 = kern_f16_act_type() == GGML_TYPE_F32;
+    if (l >= KERN_AVX512)
+        return f32 ? MM_AVX512_F32 : MM_AVX512_F16;
+    return f32 ? MM_AVX2_F32 : MM_AVX2_F16;
 }
 
 /* One row's dot through kind k's kernel. */
 static float dot_kind(mm_kind k, const ggml_half *w, const void *x, int n) {
     switch (k) {
 #ifdef KF_X86
-    case MM_AVX512: return dot_avx512(w, x, n);
+    case MM_AVX512_F32: return dot_avx512(w, x, n);
+    case MM_AVX512_F16: return dot_avx512h(w, x, n);
     case MM_AVX2_F32: return dot_avx2f(w, x, n);
     case MM_AVX2_F16: return dot_avx2(w, x, n);
 #endif
@@ -446,8 +476,10 @@ static void gemv(mm_kind k, const unsigned char *W, size_t rb, int n, int r0, in
         const ggml_half *w[8];
         for (int i = 0; i < 8; i++)
             w[i] = (const ggml_half *)(W + (size_t)(r + i) * rb);
-        if (k == MM_AVX512)
+        if (k == MM_AVX512_F32)
             gemv8_avx512(w, next, x, n, out + r);
+        else if (k == MM_AVX512_F16)
+            gemv8_avx512h(w, next, x, n, out + r);
         else if (k == MM_AVX2_F32)
             gemv8_avx2f(w, next, x, n, out + r);
         else
@@ -485,8 +517,10 @@ static void matmul_tiles(mm_kind k, const unsigned char *wb, size_t row_bytes, i
                 for (int j = 0; j < R; j++)
                     w[j] = (const ggml_half *)(wb + (size_t)(r + j) * row_bytes);
                 float *o = out + (size_t)b * ldo + r; /* the tile writes o[t * ldo + j] */
-                if (k == MM_AVX512)
+                if (k == MM_AVX512_F32)
                     tile_avx512_any(w, xf, R, T, n, o, ldo);
+                else if (k == MM_AVX512_F16)
+                    tile_avx512h_any(w, xh, R, T, n, o, ldo);
                 else if (k == MM_AVX2_F32)
                     tile2_avx2_any(w, xf, R, T, n, o, ldo);
                 else
@@ -513,26 +547,37 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
     matmul_tiles(k, wb, row_bytes, n, r0, r1, ab, act_bytes, nb, out, ldo);
 }
 
-/* ---------------- the activations' form at AVX2 ---------------- */
+/* ---------------- the activations' form ---------------- */
 
-/* Which form of activations multiplies faster on this CPU: F16 (half the bytes, each
- * converted inside the 4 x 3 tile) or F32 (the 2 x 6 tile: two conversions per twelve
- * multiply-adds). The products are the same bits either way; only speed depends on it. On a
- * first-generation AVX2 EPYC F32 made the tile 34 against 21 GFLOP/s a thread; on a Xeon
- * (at AVX2) F16 was as fast or faster, and a small timed product there picked either form
- * from one run to the next. So each process times one chunk-sized product the way the
- * engine makes it (64 rows x 128 tokens x 2048, in F16 1.6 ms on that EPYC), best of 3
- * alternating trials, and takes F32 only where it is at least 15 % faster. */
-static ggml_type time_forms(void) {
-    ggml_type best = GGML_TYPE_F16;
+/* Which form of activations multiplies faster on this CPU at a level (AVX2 or AVX-512):
+ * F16 (half the bytes, each converted inside the tile) or F32 (fewer conversions; at AVX2
+ * the 2 x 6 tile, two conversions per twelve multiply-adds). The products are the same bits
+ * either way; only speed depends on it, so each process times one chunk-sized product per
+ * level the way the engine makes it, best of 3 alternating trials, and keeps the level's
+ * usual form unless the other is clearly faster:
+ * - AVX2: F16 unless F32 is at least 15 % faster (64 rows x 128 tokens x 2048, in F16 1.6 ms
+ *   on a first-generation EPYC). On that EPYC F32 made the tile 34 against 21 GFLOP/s a
+ *   thread; on a Xeon (at AVX2) F16 was as fast or faster, and a small timed product there
+ *   picked either form from one run to the next.
+ * - AVX-512: F32 unless F16 is at least 5 % faster (64 rows x 256 tokens x 8192, the
+ *   feed-forward's down matrix, where the forms differ most; about 2 ms on a Zen 5 EPYC). A
+ *   Xeon's conversions take a port that the multiply-adds need, which is why F32 is the
+ *   usual form. On the Zen 5 EPYC the 4 x 6 tile with F16 activations reads 320 bytes from
+ *   L2 for 24 multiply-adds instead of 512: one thread, 128-row calls, 512 tokens x 8192 x
+ *   2048 rows 125-134 -> 152-166 GFLOP/s, 512 x 2048 x 8192 rows 132-142 -> 138-148 (three
+ *   sittings); F16 1B prefill at 2 threads, 6 alternating rounds, pp512 +1.3 to +6.1 %
+ *   (median 4.6 %), pp128 -1.5 to +9.0 % (median 2 %). */
+static ggml_type time_forms(bool avx512) {
+    ggml_type usual = avx512 ? GGML_TYPE_F32 : GGML_TYPE_F16, best = usual;
 #ifdef KF_X86
-    enum { N = 2048, ROWS = 64, TOK = 128 };
-    ggml_half *w = malloc(sizeof(ggml_half) * ROWS * N), *xh = malloc(sizeof(ggml_half) * TOK * N);
-    float *xf = malloc(sizeof(float) * TOK * N), *out = malloc(sizeof(float) * TOK * ROWS);
+    mm_kind kf16 = avx512 ? MM_AVX512_F16 : MM_AVX2_F16, kf32 = avx512 ? MM_AVX512_F32 : MM_AVX2_F32;
+    int n = avx512 ? 8192 : 2048, rows = 64, tok = avx512 ? 256 : 128;
+    ggml_half *w = malloc(sizeof(ggml_half) * rows * n), *xh = malloc(sizeof(ggml_half) * tok * n);
+    float *xf = malloc(sizeof(float) * tok * n), *out = malloc(sizeof(float) * tok * rows);
     if (w && xh && xf && out) {
-        for (int i = 0; i < ROWS * N; i++)
+        for (int i = 0; i < rows * n; i++)
             w[i] = ggml_fp32_to_fp16((float)(i % 7 - 3) / 64);
-        for (int i = 0; i < TOK * N; i++) {
+        for (int i = 0; i < tok * n; i++) {
             xh[i] = ggml_fp32_to_fp16((float)(i % 5 - 2) / 8);
             xf[i] = ggml_fp16_to_fp32(xh[i]);
         }
@@ -540,13 +585,16 @@ static ggml_type time_forms(void) {
         for (int trial = 0; trial < 3; trial++)
             for (int f = 0; f < 2; f++) {
                 int64_t t0 = clock_now_ns();
-                matmul_tiles(f ? MM_AVX2_F32 : MM_AVX2_F16, (const unsigned char *)w, N * sizeof(ggml_half), N, 0, ROWS,
+                matmul_tiles(f ? kf32 : kf16, (const unsigned char *)w, n * sizeof(ggml_half), n, 0, rows,
                              f ? (const unsigned char *)xf : (const unsigned char *)xh,
-                             f ? N * sizeof(float) : N * sizeof(ggml_half), TOK, out, ROWS);
+                             f ? n * sizeof(float) : n * sizeof(ggml_half), tok, out, rows);
                 int64_t d = clock_now_ns() - t0;
                 t[f] = d < t[f] ? d : t[f];
             }
-        best = (double)t[1] * 1.15 < (double)t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
+        if (avx512)
+            best = (double)t[0] * 1.05 < (double)t[1] ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        else
+            best = (double)t[1] * 1.15 < (double)t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
     }
     free(w);
     free(xh);
@@ -557,20 +605,22 @@ static ggml_type time_forms(void) {
 }
 
 static atomic_int g_form_set; /* kern_f16_set_act_type's form + 1; 0: the timed one */
-static pthread_once_t g_form_once = PTHREAD_ONCE_INIT;
-static ggml_type g_form_timed = GGML_TYPE_F16;
+static pthread_once_t g_form_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT}; /* AVX2, AVX-512 */
+static ggml_type g_form_timed[2];
 
-static void form_init(void) { g_form_timed = time_forms(); }
+static void form_init_avx2(void) { g_form_timed[0] = time_forms(false); }
+static void form_init_avx512(void) { g_form_timed[1] = time_forms(true); }
 
 ggml_type kern_f16_act_type(void) {
     kern_level l = kern_get_level();
-    if (l != KERN_AVX2)
-        return l >= KERN_AVX512 ? GGML_TYPE_F32 : GGML_TYPE_F16;
+    if (l < KERN_AVX2)
+        return GGML_TYPE_F16;
     int set = atomic_load_explicit(&g_form_set, memory_order_relaxed);
     if (set)
         return (ggml_type)(set - 1);
-    pthread_once(&g_form_once, form_init);
-    return g_form_timed;
+    int i = l >= KERN_AVX512;
+    pthread_once(&g_form_once[i], i ? form_init_avx512 : form_init_avx2);
+    return g_form_timed[i];
 }
 
 void kern_f16_set_act_type(ggml_type t) {

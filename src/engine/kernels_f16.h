@@ -18,14 +18,13 @@
 #include "engine/ggml_type.h"
 
 /* The form of a matrix's activations at the current level (kern_act_type of F16 weights):
- * GGML_TYPE_F16 at the scalar level, GGML_TYPE_F32 holding F16-rounded values from AVX-512
- * on (where a conversion takes a port the multiply-adds need); at AVX2 whichever multiplies
- * faster on this CPU, timed once per process (F16: half the bytes, converted inside the
- * tile; F32: fewer conversions), unless kern_f16_set_act_type chose. The same values and
- * the same products either way. */
+ * GGML_TYPE_F16 at the scalar level; from AVX2 on whichever multiplies faster on this CPU,
+ * timed once per process and level (F16: half the bytes, converted inside the tile; F32
+ * holding F16-rounded values: fewer conversions), unless kern_f16_set_act_type chose. The
+ * same values and the same products either way. */
 ggml_type kern_f16_act_type(void);
-/* Fixes the AVX2 form (GGML_TYPE_F16 or GGML_TYPE_F32; anything else: back to the timed
- * choice), for tests and benchmarks. Call it before preparing activations, not while an
+/* Fixes the form from AVX2 on (GGML_TYPE_F16 or GGML_TYPE_F32; anything else: back to the
+ * timed choice), for tests and benchmarks. Call it before preparing activations, not while an
  * engine runs. */
 void kern_f16_set_act_type(ggml_type t);
 

@@ -56,15 +56,15 @@ static void *act_prepared(const float *x, int rows, int n) {
     return a;
 }
 
-/* Step lf of a walk over the levels up to the best one, AVX2 twice (its F16 and its F32
- * activations): sets that level and form and returns the level, or -1 for a step that is
- * not one (another level's second form). */
+/* Step lf of a walk over the levels up to the best one, each from AVX2 on twice (its F16
+ * and its F32 activations): sets that level and form and returns the level, or -1 for a
+ * step that is not one (the scalar level's second form). */
 static int level_form(int lf) {
     int l = lf / 2;
-    if (lf % 2 && l != KERN_AVX2)
+    if (lf % 2 && l < KERN_AVX2)
         return -1;
     kern_set_level((kern_level)l);
-    kern_f16_set_act_type(l == KERN_AVX2 ? (lf % 2 ? GGML_TYPE_F32 : GGML_TYPE_F16) : GGML_TYPE__COUNT);
+    kern_f16_set_act_type(l >= KERN_AVX2 ? (lf % 2 ? GGML_TYPE_F32 : GGML_TYPE_F16) : GGML_TYPE__COUNT);
     return l;
 }
 

@@ -553,20 +553,22 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
  * F16 (half the bytes, each converted inside the tile) or F32 (fewer conversions; at AVX2
  * the 2 x 6 tile, two conversions per twelve multiply-adds). The products are the same bits
  * either way; only speed depends on it, so each process times one chunk-sized product per
- * level the way the engine makes it, best of 3 alternating trials, and keeps the level's
- * usual form unless the other is clearly faster:
+ * level the way the engine makes it, best of 5 alternating trials, and keeps the level's
+ * usual form unless the other is faster by a margin:
  * - AVX2: F16 unless F32 is at least 15 % faster (64 rows x 128 tokens x 2048, in F16 1.6 ms
  *   on a first-generation EPYC). On that EPYC F32 made the tile 34 against 21 GFLOP/s a
  *   thread; on a Xeon (at AVX2) F16 was as fast or faster, and a small timed product there
  *   picked either form from one run to the next.
- * - AVX-512: F32 unless F16 is at least 5 % faster (64 rows x 256 tokens x 8192, the
+ * - AVX-512: F32 unless F16 is at least 2 % faster (64 rows x 256 tokens x 8192, the
  *   feed-forward's down matrix, where the forms differ most; about 2 ms on a Zen 5 EPYC). A
  *   Xeon's conversions take a port that the multiply-adds need, which is why F32 is the
  *   usual form. On the Zen 5 EPYC the 4 x 6 tile with F16 activations reads 320 bytes from
  *   L2 for 24 multiply-adds instead of 512: one thread, 128-row calls, 512 tokens x 8192 x
  *   2048 rows 125-134 -> 152-166 GFLOP/s, 512 x 2048 x 8192 rows 132-142 -> 138-148 (three
  *   sittings); F16 1B prefill at 2 threads, 6 alternating rounds, pp512 +1.3 to +6.1 %
- *   (median 4.6 %), pp128 -1.5 to +9.0 % (median 2 %). */
+ *   (median 4.6 %), pp128 -1.5 to +9.0 % (median 2 %). Timed there, the F32 / F16 ratio came
+ *   out 0.92-1.19 over 24 processes at best of 3 (a 5 % margin kept F32 in a third of them),
+ *   1.06-1.29 over 12 at best of 5. */
 static ggml_type time_forms(bool avx512) {
     ggml_type usual = avx512 ? GGML_TYPE_F32 : GGML_TYPE_F16, best = usual;
 #ifdef KF_X86
@@ -582,7 +584,7 @@ static ggml_type time_forms(bool avx512) {
             xf[i] = ggml_fp16_to_fp32(xh[i]);
         }
         int64_t t[2] = {INT64_MAX, INT64_MAX};
-        for (int trial = 0; trial < 3; trial++)
+        for (int trial = 0; trial < 5; trial++)
             for (int f = 0; f < 2; f++) {
                 int64_t t0 = clock_now_ns();
                 matmul_tiles(f ? kf32 : kf16, (const unsigned char *)w, n * sizeof(ggml_half), n, 0, rows,
@@ -592,7 +594,7 @@ static ggml_type time_forms(bool avx512) {
                 t[f] = d < t[f] ? d : t[f];
             }
         if (avx512)
-            best = (double)t[0] * 1.05 < (double)t[1] ? GGML_TYPE_F16 : GGML_TYPE_F32;
+            best = (double)t[0] * 1.02 < (double)t[1] ? GGML_TYPE_F16 : GGML_TYPE_F32;
         else
             best = (double)t[1] * 1.15 < (double)t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
     }

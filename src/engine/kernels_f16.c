@@ -570,7 +570,7 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
  *   out 0.92-1.19 over 24 processes at best of 3 (a 5 % margin kept F32 in a third of them),
  *   1.06-1.29 over 12 at best of 5. */
 static ggml_type time_forms(bool avx512) {
-    ggml_type usual = avx512 ? GGML_TYPE_F32 : GGML_TYPE_F16, best = usual;
+    ggml_type best = avx512 ? GGML_TYPE_F32 : GGML_TYPE_F16; /* the level's usual form */
 #ifdef KF_X86
     mm_kind kf16 = avx512 ? MM_AVX512_F16 : MM_AVX2_F16, kf32 = avx512 ? MM_AVX512_F32 : MM_AVX2_F32;
     int n = avx512 ? 8192 : 2048, rows = 64, tok = avx512 ? 256 : 128;

@@ -226,9 +226,9 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     }
     ggml_type wt = e->layers[0].wq.type;
     e->amx = kern_get_level() >= KERN_AMX && kern_pack_supported(wt);
-    /* F16 matrices at AVX2: their activations' form is timed once a process, here and not
-     * inside a measured prefill */
-    if (kern_get_level() == KERN_AVX2 && (wt == GGML_TYPE_F16 || e->output.type == GGML_TYPE_F16))
+    /* F16 matrices from AVX2 on: their activations' form is timed once a process, here and
+     * not inside a measured prefill */
+    if (kern_get_level() >= KERN_AVX2 && (wt == GGML_TYPE_F16 || e->output.type == GGML_TYPE_F16))
         (void)kern_act_type(GGML_TYPE_F16);
     bool narrow = kern_get_level() <= KERN_AVX2 && wt != GGML_TYPE_F16;
     e->batch = narrow ? ENGINE_BATCH_AVX2_QUANT : ENGINE_BATCH;

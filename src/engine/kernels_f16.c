@@ -549,54 +549,123 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
 
 /* ---------------- the activations' form ---------------- */
 
+/* How time_forms times a level's products: rows x n matrices (the list ends at rows 0),
+ * each with tok tokens of activations, a token's `stride` bytes after the one before in
+ * either form (0: right after it). */
+typedef struct {
+    int rows, n;
+} form_shape;
+typedef struct {
+    form_shape shapes[3];
+    int tok;
+    size_t stride;
+} form_setup;
+
+/* AVX2: 64 rows x 2048, 128 tokens packed. AVX-512: a Llama layer's mix, 16 rows x 8192
+ * (the down matrix) and 40 x 2048 (the other matrices hold 2.5 times its weights), at the
+ * engine's batch of 128 tokens in its layout for rows up to 8192 wide (engine.c: a token's
+ * activations the widest F32 row + 64 bytes apart, in either form). */
+static const form_setup g_form_setup[2] = {
+    {{{64, 2048}, {0, 0}}, 128, 0},
+    {{{16, 8192}, {40, 2048}, {0, 0}}, 128, 8192 * sizeof(float) + 64},
+};
+
+static size_t form_stride(const form_setup *fs, int n, size_t size) { return fs->stride ? fs->stride : n * size; }
+
+/* Nanoseconds for kind k to make fs's products from w and activations a (elements of
+ * `size` bytes), all sized for the largest. */
+static int64_t time_shapes(mm_kind k, const form_setup *fs, const ggml_half *w, const void *a, size_t size,
+                           float *out) {
+    int64_t t0 = clock_now_ns();
+    for (const form_shape *s = fs->shapes; s->rows; s++)
+        matmul_tiles(k, (const unsigned char *)w, s->n * sizeof(ggml_half), s->n, 0, s->rows, a,
+                     form_stride(fs, s->n, size), fs->tok, out, s->rows);
+    return clock_now_ns() - t0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* F32's time over F16's for fs's products: the median of 5 rounds, each timing the forms
+ * F16, F32, F32, F16 (so that a clock that drifts through the round counts against both
+ * alike), after 50 ms of untimed passes (the buffers' first use, a clock still settling). */
+static double form_ratio(mm_kind kf16, mm_kind kf32, const form_setup *fs, const ggml_half *w, const ggml_half *xh,
+                         const float *xf, float *out) {
+    for (int64_t t0 = clock_now_ns(); clock_now_ns() - t0 < 50000000;) {
+        time_shapes(kf16, fs, w, xh, sizeof(ggml_half), out);
+        time_shapes(kf32, fs, w, xf, sizeof(float), out);
+    }
+    double r[5];
+    for (int round = 0; round < 5; round++) {
+        int64_t t[2] = {0, 0};
+        for (int i = 0; i < 4; i++) {
+            int f = i == 1 || i == 2;
+            t[f] += f ? time_shapes(kf32, fs, w, xf, sizeof(float), out)
+                      : time_shapes(kf16, fs, w, xh, sizeof(ggml_half), out);
+        }
+        r[round] = (double)t[1] / (double)t[0];
+    }
+    qsort(r, 5, sizeof r[0], cmp_double);
+    return r[2];
+}
+
+static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63); }
+
 /* Which form of activations multiplies faster on this CPU at a level (AVX2 or AVX-512):
  * F16 (half the bytes, each converted inside the tile) or F32 (fewer conversions; at AVX2
  * the 2 x 6 tile, two conversions per twelve multiply-adds). The products are the same bits
- * either way; only speed depends on it, so each process times one chunk-sized product per
- * level the way the engine makes it, best of 5 alternating trials, and keeps the level's
- * usual form unless the other is faster by a margin:
- * - AVX2: F16 unless F32 is at least 15 % faster (64 rows x 128 tokens x 2048, in F16 1.6 ms
- *   on a first-generation EPYC). On that EPYC F32 made the tile 34 against 21 GFLOP/s a
- *   thread; on a Xeon (at AVX2) F16 was as fast or faster, and a small timed product there
- *   picked either form from one run to the next.
- * - AVX-512: F32 unless F16 is at least 2 % faster (64 rows x 256 tokens x 8192, the
- *   feed-forward's down matrix, where the forms differ most; about 2 ms on a Zen 5 EPYC). A
- *   Xeon's conversions take a port that the multiply-adds need, which is why F32 is the
- *   usual form. On the Zen 5 EPYC the 4 x 6 tile with F16 activations reads 320 bytes from
- *   L2 for 24 multiply-adds instead of 512: one thread, 128-row calls, 512 tokens x 8192 x
- *   2048 rows 125-134 -> 152-166 GFLOP/s, 512 x 2048 x 8192 rows 132-142 -> 138-148 (three
- *   sittings); F16 1B prefill at 2 threads, 6 alternating rounds, pp512 +1.3 to +6.1 %
- *   (median 4.6 %), pp128 -1.5 to +9.0 % (median 2 %). Timed there, the F32 / F16 ratio came
- *   out 0.92-1.19 over 24 processes at best of 3 (a 5 % margin kept F32 in a third of them),
- *   1.06-1.29 over 12 at best of 5. */
+ * either way; only speed depends on it, so each process times the level's products the way
+ * the engine makes them (g_form_setup, form_ratio) and keeps the level's usual form unless
+ * the other is faster by a margin:
+ * - AVX2: F16 unless F32 is at least 15 % faster. On a first-generation EPYC F32 made the
+ *   tile 34 against 21 GFLOP/s a thread; on a Xeon (at AVX2) F16 was as fast or faster.
+ * - AVX-512: F32 unless F16 is at least 5 % faster (about 80 ms on a Zen 5 EPYC). On that
+ *   EPYC the 4 x 6 tile with F16 activations reads 320 bytes from L2 for 24 multiply-adds
+ *   instead of 512; F16 1B prefill at 2 threads, 6 alternating rounds, pp512 median +4.6 %,
+ *   pp128 +2 %; this timing gave F32 / F16 1.07-1.12 (F16 in 6 of 6 processes). A 16-core
+ *   Xeon's conversions take a port its multiply-adds need: F16 1B prefill there was slower
+ *   in 18 of 20 paired runs at 2 threads (by 4-34 %) and 18 of 20 at 16 (by 6-21 %), and
+ *   this timing in page-aligned buffers gave 0.88-0.99.
+ * The buffers are aligned to 64 bytes as the engine's are. With malloc's 16, most of the
+ * F32 form's 64-byte loads of activations straddle two cache lines: on that Xeon such
+ * buffers timed 0.83-1.10 and picked F16 in 2 of 10 processes even at a 10 % margin.
+ * Earlier rules timed the down matrix alone or at 256 tokens, where the Xeon's F16 could
+ * win (F32 / F16 1.06-1.09 on 8192-wide rows) while the engine's 128-token batches of
+ * mostly 2048-wide rows lost (0.80-0.84). */
 static ggml_type time_forms(bool avx512) {
     ggml_type best = avx512 ? GGML_TYPE_F32 : GGML_TYPE_F16; /* the level's usual form */
 #ifdef KF_X86
-    mm_kind kf16 = avx512 ? MM_AVX512_F16 : MM_AVX2_F16, kf32 = avx512 ? MM_AVX512_F32 : MM_AVX2_F32;
-    int n = avx512 ? 8192 : 2048, rows = 64, tok = avx512 ? 256 : 128;
-    ggml_half *w = malloc(sizeof(ggml_half) * rows * n), *xh = malloc(sizeof(ggml_half) * tok * n);
-    float *xf = malloc(sizeof(float) * tok * n), *out = malloc(sizeof(float) * tok * rows);
+    const form_setup *fs = &g_form_setup[avx512];
+    int tok = fs->tok, n = 0, rows = 0;
+    for (const form_shape *s = fs->shapes; s->rows; s++) {
+        n = s->n > n ? s->n : n;
+        rows = s->rows > rows ? s->rows : rows;
+    }
+    size_t sh = form_stride(fs, n, sizeof(ggml_half)), sf = form_stride(fs, n, sizeof(float));
+    ggml_half *w = alloc64(sizeof(ggml_half) * rows * n), *xh = alloc64(sh * tok);
+    float *xf = alloc64(sf * tok), *out = alloc64(sizeof(float) * tok * rows);
     if (w && xh && xf && out) {
+        ggml_half wv[7], hv[5]; /* the few values, converted once */
+        for (int i = 0; i < 7; i++)
+            wv[i] = ggml_fp32_to_fp16((float)(i - 3) / 64);
+        for (int i = 0; i < 5; i++)
+            hv[i] = ggml_fp32_to_fp16((float)(i - 2) / 8);
         for (int i = 0; i < rows * n; i++)
-            w[i] = ggml_fp32_to_fp16((float)(i % 7 - 3) / 64);
-        for (int i = 0; i < tok * n; i++) {
-            xh[i] = ggml_fp32_to_fp16((float)(i % 5 - 2) / 8);
-            xf[i] = ggml_fp16_to_fp32(xh[i]);
-        }
-        int64_t t[2] = {INT64_MAX, INT64_MAX};
-        for (int trial = 0; trial < 5; trial++)
-            for (int f = 0; f < 2; f++) {
-                int64_t t0 = clock_now_ns();
-                matmul_tiles(f ? kf32 : kf16, (const unsigned char *)w, n * sizeof(ggml_half), n, 0, rows,
-                             f ? (const unsigned char *)xf : (const unsigned char *)xh,
-                             f ? n * sizeof(float) : n * sizeof(ggml_half), tok, out, rows);
-                int64_t d = clock_now_ns() - t0;
-                t[f] = d < t[f] ? d : t[f];
+            w[i] = wv[i % 7];
+        for (int b = 0; b < tok; b++)
+            for (int i = 0; i < n; i++) {
+                ggml_half h = hv[(b * n + i) % 5];
+                ((ggml_half *)((char *)xh + b * sh))[i] = h;
+                ((float *)((char *)xf + b * sf))[i] = ggml_fp16_to_fp32(h);
             }
+        double r = avx512 ? form_ratio(MM_AVX512_F16, MM_AVX512_F32, fs, w, xh, xf, out)
+                          : form_ratio(MM_AVX2_F16, MM_AVX2_F32, fs, w, xh, xf, out);
         if (avx512)
-            best = (double)t[0] * 1.02 < (double)t[1] ? GGML_TYPE_F16 : GGML_TYPE_F32;
+            best = r > 1.05 ? GGML_TYPE_F16 : GGML_TYPE_F32;
         else
-            best = (double)t[1] * 1.15 < (double)t[0] ? GGML_TYPE_F32 : GGML_TYPE_F16;
+            best = r * 1.15 < 1 ? GGML_TYPE_F32 : GGML_TYPE_F16;
     }
     free(w);
     free(xh);

@@ -628,9 +628,9 @@ static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63
  *   Xeon's conversions take a port its multiply-adds need: F16 1B prefill there was slower
  *   in 18 of 20 paired runs at 2 threads (by 4-34 %) and 18 of 20 at 16 (by 6-21 %), and
  *   this timing in page-aligned buffers gave 0.88-0.99.
- * The buffers are aligned to 64 bytes as the engine's are. With malloc's 16, most of the
- * F32 form's 64-byte loads of activations straddle two cache lines: on that Xeon such
- * buffers timed 0.83-1.10 and picked F16 in 2 of 10 processes even at a 10 % margin.
+ * The buffers are aligned to 64 bytes as the engine's are. In malloc's (16-byte alignment,
+ * at offsets that depend on what the process allocated before) the Xeon's ratio moved with
+ * their placement, 0.82-1.11, and picked F16 in 2 of 10 processes even at a 10 % margin.
  * Earlier rules timed the down matrix alone or at 256 tokens, where the Xeon's F16 could
  * win (F32 / F16 1.06-1.09 on 8192-wide rows) while the engine's 128-token batches of
  * mostly 2048-wide rows lost (0.80-0.84). */

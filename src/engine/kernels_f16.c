@@ -621,13 +621,15 @@ static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63
  * the other is faster by a margin:
  * - AVX2: F16 unless F32 is at least 15 % faster. On a first-generation EPYC F32 made the
  *   tile 34 against 21 GFLOP/s a thread; on a Xeon (at AVX2) F16 was as fast or faster.
- * - AVX-512: F32 unless F16 is at least 5 % faster (about 80 ms on a Zen 5 EPYC). On that
- *   EPYC the 4 x 6 tile with F16 activations reads 320 bytes from L2 for 24 multiply-adds
- *   instead of 512; F16 1B prefill at 2 threads, 6 alternating rounds, pp512 median +4.6 %,
- *   pp128 +2 %; this timing gave F32 / F16 1.07-1.12 (F16 in 6 of 6 processes). A 16-core
- *   Xeon's conversions take a port its multiply-adds need: F16 1B prefill there was slower
- *   in 18 of 20 paired runs at 2 threads (by 4-34 %) and 18 of 20 at 16 (by 6-21 %), and
- *   this timing in page-aligned buffers gave 0.88-0.99.
+ * - AVX-512: F32 unless F16 is at least 2 % faster (about 60-80 ms on a Zen 5 EPYC). On
+ *   that EPYC the 4 x 6 tile with F16 activations reads 320 bytes from L2 for 24
+ *   multiply-adds instead of 512, and F16 1B prefill at 2 threads ran faster in F16 form in
+ *   5 of 6 alternating pairs (-2 to +12 %; medians of earlier sittings +2 to +5 %); this
+ *   timing gave F32 / F16 1.03-1.14 in 18 engine processes and 0.98-1.14 in 16 fresh ones.
+ *   A 16-core Xeon's
+ *   conversions take a port its multiply-adds need: F16 1B prefill there was slower in F16
+ *   form in 18 of 20 paired runs at 2 threads (by 4-34 %) and 18 of 20 at 16 (by 6-21 %),
+ *   and this timing in page-aligned buffers gave 0.88-0.99 (18 timings, 6 processes).
  * The buffers are aligned to 64 bytes as the engine's are. In malloc's (16-byte alignment,
  * at offsets that depend on what the process allocated before) the Xeon's ratio moved with
  * their placement, 0.82-1.11, and picked F16 in 2 of 10 processes even at a 10 % margin.
@@ -663,7 +665,7 @@ static ggml_type time_forms(bool avx512) {
         double r = avx512 ? form_ratio(MM_AVX512_F16, MM_AVX512_F32, fs, w, xh, xf, out)
                           : form_ratio(MM_AVX2_F16, MM_AVX2_F32, fs, w, xh, xf, out);
         if (avx512)
-            best = r > 1.05 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+            best = r > 1.02 ? GGML_TYPE_F16 : GGML_TYPE_F32;
         else
             best = r * 1.15 < 1 ? GGML_TYPE_F32 : GGML_TYPE_F16;
     }

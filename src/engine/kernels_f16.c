@@ -549,6 +549,7 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
 
 /* ---------------- the activations' form ---------------- */
 
+#ifdef KF_X86
 /* How time_forms times a level's products: rows x n matrices (the list ends at rows 0),
  * each with tok tokens of activations, a token's `stride` bytes after the one before in
  * either form (0: right after it). */
@@ -612,6 +613,7 @@ static double form_ratio(mm_kind kf16, mm_kind kf32, const form_setup *fs, const
 }
 
 static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63); }
+#endif
 
 /* Which form of activations multiplies faster on this CPU at a level (AVX2 or AVX-512):
  * F16 (half the bytes, each converted inside the tile) or F32 (fewer conversions; at AVX2

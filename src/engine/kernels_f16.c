@@ -628,10 +628,10 @@ static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63
  *   multiply-adds instead of 512, and F16 1B prefill at 2 threads ran faster in F16 form in
  *   5 of 6 alternating pairs (-2 to +12 %; medians of earlier sittings +2 to +5 %); this
  *   timing gave F32 / F16 1.03-1.14 in 18 engine processes and 0.98-1.14 in 16 fresh ones.
- *   A 16-core Xeon's
- *   conversions take a port its multiply-adds need: F16 1B prefill there was slower in F16
- *   form in 18 of 20 paired runs at 2 threads (by 4-34 %) and 18 of 20 at 16 (by 6-21 %),
- *   and this timing in page-aligned buffers gave 0.88-0.99 (18 timings, 6 processes).
+ *   A 16-core Xeon's conversions take a port its multiply-adds need: F16 1B prefill there
+ *   was slower in F16 form in 18 of 20 paired runs at 2 threads (by 4-34 %) and 18 of 20 at
+ *   16 (by 6-21 %), and this timing in page-aligned buffers gave 0.88-0.99 (18 timings, 6
+ *   processes).
  * The buffers are aligned to 64 bytes as the engine's are. In malloc's (16-byte alignment,
  * at offsets that depend on what the process allocated before) the Xeon's ratio moved with
  * their placement, 0.82-1.11, and picked F16 in 2 of 10 processes even at a 10 % margin.

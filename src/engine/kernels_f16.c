@@ -552,7 +552,7 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
 #ifdef KF_X86
 /* How time_forms times a level's products: rows x n matrices (the list ends at rows 0),
  * each with tok tokens of activations, a token's `stride` bytes after the one before in
- * either form (0: right after it). */
+ * either form (0: right after it), through the level's kernel for each form. */
 typedef struct {
     int rows, n;
 } form_shape;
@@ -560,6 +560,7 @@ typedef struct {
     form_shape shapes[3];
     int tok;
     size_t stride;
+    mm_kind kind[2]; /* [0]: F16 activations, [1]: F32 */
 } form_setup;
 
 /* AVX2: 64 rows x 2048, 128 tokens packed. AVX-512: a Llama layer's mix, 16 rows x 8192
@@ -567,19 +568,19 @@ typedef struct {
  * engine's batch of 128 tokens in its layout for rows up to 8192 wide (engine.c: a token's
  * activations the widest F32 row + 64 bytes apart, in either form). */
 static const form_setup g_form_setup[2] = {
-    {{{64, 2048}, {0, 0}}, 128, 0},
-    {{{16, 8192}, {40, 2048}, {0, 0}}, 128, 8192 * sizeof(float) + 64},
+    {{{64, 2048}, {0, 0}}, 128, 0, {MM_AVX2_F16, MM_AVX2_F32}},
+    {{{16, 8192}, {40, 2048}, {0, 0}}, 128, 8192 * sizeof(float) + 64, {MM_AVX512_F16, MM_AVX512_F32}},
 };
 
 static size_t form_stride(const form_setup *fs, int n, size_t size) { return fs->stride ? fs->stride : n * size; }
 
-/* Nanoseconds for kind k to make fs's products from w and activations a (elements of
- * `size` bytes), all sized for the largest. */
-static int64_t time_shapes(mm_kind k, const form_setup *fs, const ggml_half *w, const void *a, size_t size,
-                           float *out) {
+/* Nanoseconds to make fs's products from w and x[f], activations in form f (0: F16, 1:
+ * F32), all sized for the largest. */
+static int64_t time_shapes(const form_setup *fs, int f, const ggml_half *w, const void *const x[2], float *out) {
+    size_t size = f ? sizeof(float) : sizeof(ggml_half);
     int64_t t0 = clock_now_ns();
     for (const form_shape *s = fs->shapes; s->rows; s++)
-        matmul_tiles(k, (const unsigned char *)w, s->n * sizeof(ggml_half), s->n, 0, s->rows, a,
+        matmul_tiles(fs->kind[f], (const unsigned char *)w, s->n * sizeof(ggml_half), s->n, 0, s->rows, x[f],
                      form_stride(fs, s->n, size), fs->tok, out, s->rows);
     return clock_now_ns() - t0;
 }
@@ -592,19 +593,16 @@ static int cmp_double(const void *a, const void *b) {
 /* F32's time over F16's for fs's products: the median of 5 rounds, each timing the forms
  * F16, F32, F32, F16 (so that a clock that drifts through the round counts against both
  * alike), after 50 ms of untimed passes (the buffers' first use, a clock still settling). */
-static double form_ratio(mm_kind kf16, mm_kind kf32, const form_setup *fs, const ggml_half *w, const ggml_half *xh,
-                         const float *xf, float *out) {
-    for (int64_t t0 = clock_now_ns(); clock_now_ns() - t0 < 50000000;) {
-        time_shapes(kf16, fs, w, xh, sizeof(ggml_half), out);
-        time_shapes(kf32, fs, w, xf, sizeof(float), out);
-    }
+static double form_ratio(const form_setup *fs, const ggml_half *w, const void *const x[2], float *out) {
+    for (int64_t t0 = clock_now_ns(); clock_now_ns() - t0 < 50000000;)
+        for (int f = 0; f < 2; f++)
+            time_shapes(fs, f, w, x, out);
     double r[5];
     for (int round = 0; round < 5; round++) {
         int64_t t[2] = {0, 0};
         for (int i = 0; i < 4; i++) {
             int f = i == 1 || i == 2;
-            t[f] += f ? time_shapes(kf32, fs, w, xf, sizeof(float), out)
-                      : time_shapes(kf16, fs, w, xh, sizeof(ggml_half), out);
+            t[f] += time_shapes(fs, f, w, x, out);
         }
         r[round] = (double)t[1] / (double)t[0];
     }
@@ -664,8 +662,7 @@ static ggml_type time_forms(bool avx512) {
                 ((ggml_half *)((char *)xh + b * sh))[i] = h;
                 ((float *)((char *)xf + b * sf))[i] = ggml_fp16_to_fp32(h);
             }
-        double r = avx512 ? form_ratio(MM_AVX512_F16, MM_AVX512_F32, fs, w, xh, xf, out)
-                          : form_ratio(MM_AVX2_F16, MM_AVX2_F32, fs, w, xh, xf, out);
+        double r = form_ratio(fs, w, (const void *const[2]){xh, xf}, out);
         if (avx512)
             best = r > 1.02 ? GGML_TYPE_F16 : GGML_TYPE_F32;
         else

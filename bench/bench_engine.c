@@ -128,7 +128,7 @@ static void *kernel_rate_thread(void *p) {
         packed = aligned_alloc(64, (kern_pack_size(a->t, KR_N_IN, n_out) + 63) / 64 * 64);
         ok = packed != NULL;
         if (ok)
-            kern_pack(a->t, w, rb, KR_N_IN, n_out, 0, KERN_GROUPS(n_out), packed);
+            kern_pack(a->t, w, rb, KR_N_IN, n_out, 0, kern_pack_groups(a->t, n_out), packed);
     }
     if (ok)
         kern_act_prepare(a->t, x, act, KR_N_IN);
@@ -137,7 +137,7 @@ static void *kernel_rate_thread(void *p) {
     while (ok && clock_now_s() < t_end) {
         double t0 = clock_now_s();
         if (packed)
-            kern_gemm_packed(a->t, packed, KR_N_IN, n_out, 0, KERN_GROUPS(n_out), act, 0, 1, out, n_out);
+            kern_gemm_packed(a->t, packed, KR_N_IN, n_out, 0, kern_pack_groups(a->t, n_out), act, 0, 1, out, n_out);
         else
             kern_matmul(a->t, w, rb, KR_N_IN, 0, n_out, act, 0, 1, out, n_out, scratch);
         double d = clock_now_s() - t0;
@@ -371,14 +371,6 @@ int main(int argc, char **argv) {
     for (int l = KERN_SCALAR; want && l <= KERN_AMX; l++)
         if (strcmp(want, kern_level_name((kern_level)l)) == 0)
             kern_set_level((kern_level)l);
-    /* PACER_F16_ACT=f16|f32 fixes the form of F16 weights' activations from AVX2 on (else timed) */
-    const char *form = getenv("PACER_F16_ACT");
-    if (form && strcmp(form, "f16") != 0 && strcmp(form, "f32") != 0) {
-        fprintf(stderr, "bench_engine: PACER_F16_ACT=%s: f16 or f32\n", form);
-        return 2;
-    }
-    if (form)
-        kern_f16_set_act_type(strcmp(form, "f32") == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16);
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
     for (int i = 1; i < argc; i++) {
@@ -417,8 +409,7 @@ int main(int argc, char **argv) {
     }
     if (model)
         return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg);
-    printf("kernels: %s, F16 weights' activations as %s\n", kern_level_name(kern_get_level()),
-           ggml_type_name(kern_f16_act_type()));
+    printf("kernels: %s\n", kern_level_name(kern_get_level()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);
     for (size_t i = 0; i < BENCH_TABLE_TYPES; i++) {

@@ -1,5 +1,5 @@
 /* engine.c - opening a llama-family GGUF for the engine: shape metadata, the weights (in one
- * block on huge pages: Q8_0, Q4_0 and K-quant matrices repacked, the others copied, on all
+ * block on huge pages: F16, Q8_0, Q4_0 and K-quant matrices repacked, the others copied, on all
  * threads), the tokenizer; every buffer and the KV cache are allocated here, in engine_open.
  * The forward pass is forward.c. */
 #include "engine/engine.h"
@@ -225,11 +225,13 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
         return PACER_ERR_NOMEM;
     }
     ggml_type wt = e->layers[0].wq.type;
-    e->amx = kern_get_level() >= KERN_AMX && kern_pack_supported(wt);
-    /* F16 matrices from AVX2 on: their activations' form is timed once a process, here and
-     * not inside a measured prefill */
-    if (kern_get_level() >= KERN_AVX2 && (wt == GGML_TYPE_F16 || e->output.type == GGML_TYPE_F16))
-        (void)kern_act_type(GGML_TYPE_F16);
+    e->amx = kern_get_level() >= KERN_AMX && kern_pack_supported(wt) && wt != GGML_TYPE_F16;
+    e->group_rows = 8;
+    for (int i = 0; i < 3; i++) {
+        const mat *m = i == 0 ? &e->layers[0].wq : i == 1 ? &e->layers[0].wk : &e->layers[0].wv;
+        if (kern_pack_supported(m->type) && kern_pack_rows(m->type) > e->group_rows)
+            e->group_rows = kern_pack_rows(m->type);
+    }
     bool narrow = kern_get_level() <= KERN_AVX2 && wt != GGML_TYPE_F16;
     e->batch = narrow ? ENGINE_BATCH_AVX2_QUANT : ENGINE_BATCH;
     size_t B = (size_t)e->batch;
@@ -281,7 +283,7 @@ static void job_place(void *ctx, int ith, int nth) {
     mat *m = pj->m;
     int lo, hi;
     if (m->packed) {
-        threadpool_split(KERN_GROUPS(m->n_out), ith, nth, &lo, &hi);
+        threadpool_split(kern_pack_groups(m->type, m->n_out), ith, nth, &lo, &hi);
         kern_pack(m->type, pj->src, m->row_bytes, m->n_in, m->n_out, lo, hi, m->packed);
         return;
     }
@@ -331,7 +333,7 @@ static size_t placed_bytes(const engine *e, const mat *m) {
  * take hundreds of thousands of TLB misses a token. */
 #define WEIGHTS_ALIGN ((size_t)2 << 20)
 
-/* Moves every matrix into one block of memory on all threads: Q8_0, Q4_0 and K-quant
+/* Moves every matrix into one block of memory on all threads: F16, Q8_0, Q4_0 and K-quant
  * matrices repacked (kern_pack), the others copied. The block asks the kernel for huge
  * pages. Decode, 1B shape, first-generation EPYC, 1 / 2 threads, engines alternating in one
  * process: huge pages against 4 KB ones, Q4_0 1.01 / 1.02, Q8_0 1.03 / 1.03; F16 copied

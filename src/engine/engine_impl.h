@@ -40,7 +40,7 @@ typedef struct mat {
     ggml_type type;
     int n_in, n_out;
     size_t row_bytes;
-    void *packed; /* the rows in kern_pack's groups of 8 (in engine.weights), or NULL */
+    void *packed; /* the rows in kern_pack's groups (in engine.weights), or NULL */
 } mat;
 
 typedef struct layer {
@@ -71,6 +71,7 @@ struct engine {
     float *x, *xn, *q, *k, *v, *att, *g, *u;
     int batch;      /* rows per chunk */
     bool amx;       /* AMX multiplies the packed matrices */
+    int group_rows; /* rows of Q/K/V's packed groups (8, or 16 for F16): a chunk's first row */
     void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
     size_t act_stride;
     ggml_half *kc, *vc; /* [seq][layer][kv head][pos][hd] */

@@ -141,11 +141,13 @@ typedef struct job {
     bool wait_heads;       /* attention: wait for each unit's Q/K/V heads (HEAD_POSTED) */
 } job;
 
-/* out[b * ldo + r] for rows [r0, r1) of m (r0 a multiple of 8 when packed) */
+/* out[b * ldo + r] for rows [r0, r1) of m (r0, and r1 unless it is n_out, multiples of the
+ * group's rows when packed) */
 static void mat_rows(const engine *e, const mat *m, int r0, int r1, const void *a, int nb, float *out, int ldo,
                      float *scratch) {
     if (m->packed)
-        kern_gemm_packed(m->type, m->packed, m->n_in, m->n_out, r0 / 8, KERN_GROUPS(r1), a, e->act_stride, nb, out, ldo);
+        kern_gemm_packed(m->type, m->packed, m->n_in, m->n_out, r0 / kern_pack_rows(m->type),
+                         kern_pack_groups(m->type, r1), a, e->act_stride, nb, out, ldo);
     else
         kern_matmul(m->type, m->data, m->row_bytes, m->n_in, r0, r1, a, e->act_stride, nb, out, ldo, scratch);
 }
@@ -180,8 +182,8 @@ static void qkv_post(engine *e, int l, int i, int r0, int r1, int b0, int b1) {
     }
 }
 
-/* Q/K/V post-processing as its own job over rows (head size not a multiple of 8: a chunk
- * of packed rows cannot end on a head boundary). */
+/* Q/K/V post-processing as its own job over rows (head size not a multiple of the packed
+ * groups' rows: a chunk of packed rows cannot end on a head boundary). */
 static void job_qkv_rows(void *ctx, int ith, int nth) {
     job *j = ctx;
     int lo, hi;
@@ -284,9 +286,9 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
         j->out[i] = outs[i];
         j->ldo[i] = m->n_out;
         ggml_type at = kern_act_type(m->type);
-        int same = -1;
+        int same = -1; /* quantized: one Q8_0 row; else the same type (its rounding) */
         for (int k = 0; k < i; k++)
-            if (kern_act_type(ms[k]->type) == at)
+            if (kern_act_type(ms[k]->type) == at && (at == GGML_TYPE_Q8_0 || ms[k]->type == m->type))
                 same = k;
         if (same >= 0) {
             j->a[i] = j->a[same];
@@ -365,14 +367,14 @@ static void run_matmul_job(engine *e, job *j, int align, int most) {
     threadpool_run(e->tp, job_matmul, j);
 }
 
-/* Q/K/V in chunks that divide the head size (a multiple of 8): each head's last chunk to
- * finish post-processes it (qkv_post) on the thread that finished it. */
+/* Q/K/V in chunks that divide the head size (a multiple of the packed groups' rows, g): each
+ * head's last chunk to finish post-processes it (qkv_post) on the thread that finished it. */
 static void setup_qkv_chunks(engine *e, job *j) {
-    int nth = threadpool_size(e->tp), hd = e->hd, total = e->q_dim + 2 * e->kv_dim;
-    int r = chunk_rows(e, total, j->nb, nth, streams_weights(j->nb) ? 8 : 16);
+    int nth = threadpool_size(e->tp), hd = e->hd, total = e->q_dim + 2 * e->kv_dim, g = e->group_rows;
+    int r = chunk_rows(e, total, j->nb, nth, streams_weights(j->nb) ? g : 16);
     r = r > hd ? hd : r;
     while (hd % r)
-        r -= 8;
+        r -= g;
     for (int k = 0; k < e->n_head + 2 * e->n_head_kv; k++)
         atomic_store_explicit(&e->head_left[k], hd / r, memory_order_relaxed);
     j->post = POST_QKV;
@@ -495,7 +497,7 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
     threadpool_chunks_init(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);
-    if (e->hd % 8 == 0) {
+    if (e->hd % e->group_rows == 0) {
         setup_qkv_chunks(e, &j);
         aj.wait_heads = true;
         job *both[2] = {&j, &aj};

@@ -81,7 +81,6 @@ bool kern_weight_supported(ggml_type t) {
 ggml_type kern_act_type(ggml_type t) {
     switch (t) {
     case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_Q6_K: return GGML_TYPE_Q8_0;
-    case GGML_TYPE_F16: return kern_f16_act_type();
     default: return GGML_TYPE_F32;
     }
 }
@@ -361,11 +360,8 @@ void kern_round_f16(const float *x, float *out, int n) {
 void kern_act_prepare(ggml_type t, const float *x, void *out, int n) {
     float *o = out;
     switch (t) {
-    case GGML_TYPE_F16: /* rounded through F16 (as ggml rounds them), kept in the level's form */
-        if (kern_f16_act_type() == GGML_TYPE_F16)
-            kern_f32_to_f16(x, out, n);
-        else
-            kern_round_f16(x, out, n);
+    case GGML_TYPE_F16: /* rounded through F16, as ggml rounds them */
+        kern_round_f16(x, out, n);
         break;
     case GGML_TYPE_BF16:
         for (int i = 0; i < n; i++)
@@ -392,9 +388,6 @@ void kern_act_dequantize(ggml_type t, const void *a, float *x, int n) {
             x[i] = q[i / 32].d * q[i / 32].qs[i % 32];
         break;
     }
-    case GGML_TYPE_F16: /* F16 weights' activations below AVX-512 */
-        ggml_dequantize_row(GGML_TYPE_F16, a, x, n);
-        break;
     default: memcpy(x, a, (size_t)n * sizeof(float)); break;
     }
 }

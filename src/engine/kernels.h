@@ -33,10 +33,10 @@ typedef struct kern_q8_block {
 } kern_q8_block;
 
 /* The kind of activation rows weights of type `t` multiply: GGML_TYPE_Q8_0 (meaning rows
- * of kern_q8_block) for Q8_0/Q4_0/Q4_K/Q6_K; for F16 the level's kern_f16_act_type (F16, or
- * F32 holding F16-rounded values); F32 otherwise, rounded to BF16 first for BF16 weights. So
- * F16 and BF16 dot products see activations rounded as ggml rounds them. Matrices whose
- * types give the same kind can share one prepared row. */
+ * of kern_q8_block) for Q8_0/Q4_0/Q4_K/Q6_K; F32 otherwise, rounded to F16 first for F16
+ * weights and to BF16 for BF16 weights, so that their dot products see activations rounded
+ * as ggml rounds them. Matrices whose types give the same kind and rounding can share one
+ * prepared row. */
 ggml_type kern_act_type(ggml_type t);
 /* Bytes of one prepared activation row of n elements for weights of type `t`. */
 size_t kern_act_size(ggml_type t, int n);
@@ -57,12 +57,15 @@ float kern_dot(ggml_type t, const void *w, const void *a, int n, float *scratch)
 void kern_matmul(ggml_type t, const void *W, size_t row_bytes, int n, int r0, int r1,
                  const void *act, size_t act_bytes, int nb, float *out, int ldo, float *scratch);
 
-/* ---- packed Q4_0 / Q8_0 / Q4_K matrices (kernels_pack.c) ----
- * Rows in groups of 8 (the last group padded with zero-scale rows), interleaved so that
- * one SIMD lane computes one row. Results do not depend on the kernel level, on nb, or on
- * how groups are split over threads: they equal kern_dot's, bit for bit. */
-#define KERN_GROUPS(n_out) (((n_out) + 7) / 8)
+/* ---- packed matrices (kernels_pack.c; F16: kernels_f16.h) ----
+ * Rows in groups (Q4_0, Q8_0, Q4_K, Q6_K: 8 rows; F16: 16), the last group padded with
+ * zero rows, interleaved so that one SIMD lane computes one row. Results do not depend on
+ * the kernel level, on nb, or on how groups are split over threads: for the quantized types
+ * they equal kern_dot's, bit for bit; for F16 kernels_f16.h states the order. */
 bool kern_pack_supported(ggml_type t);
+/* Rows a group of type t holds, and the groups of an n_out-row matrix. */
+int kern_pack_rows(ggml_type t);
+int kern_pack_groups(ggml_type t, int n_out);
 /* Bytes of the packed form of an n_out x n_in matrix (n_in a multiple of the type's block). */
 size_t kern_pack_size(ggml_type t, int n_in, int n_out);
 /* Packs row groups [g0, g1) of the matrix at `src` (rows row_bytes apart) into dst, which

@@ -1,15 +1,15 @@
-/* kernels_f16.h - F16 weights times F16-rounded activations (kept as F16 or as floats,
- * kern_f16_act_type) and attention's F16-rounded queries: the one-row dot, the matrix x
- * batch product, and attention's many-keys score and value kernels.
+/* kernels_f16.h - F16 weights times F16-rounded activations (held as floats) and
+ * attention's F16-rounded queries: the one-row dot, the matrix x batch product, the packed
+ * matrix x batch product the engine takes, and attention's many-keys score and value kernels.
  *
- * One arithmetic for every F16 dot of a level, in every kernel: L lanes, lane j accumulating
- * elements L k + j (k ascending) with one fused multiply-add each, starting from +0; then a
- * fixed tree: for 16 lanes s_j = l_j + l_(j+8) (j < 8), then the 8-lane tree on s; for 8
- * lanes t_j = l_j + l_(j+4), (t_0 + t_2) + (t_1 + t_3); then the elements past the last
+ * One arithmetic for every unpacked F16 dot of a level, in every kernel: L lanes, lane j
+ * accumulating elements L k + j (k ascending) with one fused multiply-add each, starting from
+ * +0; then a fixed tree: for 16 lanes s_j = l_j + l_(j+8) (j < 8), then the 8-lane tree on s;
+ * for 8 lanes t_j = l_j + l_(j+4), (t_0 + t_2) + (t_1 + t_3); then the elements past the last
  * multiple of L, one fused multiply-add each. The dot and the product take 16 lanes at the
- * scalar and AVX-512 levels and 8 at AVX2 (one ymm a (row, token): wider register tiles);
- * attention's scores take 16 lanes on every level. So within a level a batch's products, a
- * thread's share of rows and decoding one token give the same bits. */
+ * scalar and AVX-512 levels and 8 at AVX2; attention's scores take 16 lanes on every level.
+ * So within a level a batch's products, a thread's share of rows and decoding one token give
+ * the same bits. */
 #ifndef PACER_KERNELS_F16_H
 #define PACER_KERNELS_F16_H
 
@@ -17,33 +17,37 @@
 
 #include "engine/ggml_type.h"
 
-/* The form of a matrix's activations at the current level (kern_act_type of F16 weights):
- * GGML_TYPE_F16 at the scalar level; from AVX2 on whichever multiplies faster on this CPU,
- * timed once per process and level (F16: half the bytes, converted inside the tile; F32
- * holding F16-rounded values: fewer conversions), unless kern_f16_set_act_type chose. The
- * same values and the same products either way. */
-ggml_type kern_f16_act_type(void);
-/* Fixes the form from AVX2 on (GGML_TYPE_F16 or GGML_TYPE_F32; anything else: back to the
- * timed choice), for tests and benchmarks. Call it before preparing activations, not while an
- * engine runs. */
-void kern_f16_set_act_type(ggml_type t);
-
-/* dot(w, x) over n elements, the arithmetic above with the level's lanes; x an activation
- * row in kern_f16_act_type's form. */
-float kern_dot_f16(const ggml_half *w, const void *x, int n);
+/* dot(w, x) over n elements, the arithmetic above with the level's lanes. */
+float kern_dot_f16(const ggml_half *w, const float *x, int n);
 
 /* The lanes the dot and the product take at the current level (kern_get_level): 16 or 8. */
 int kern_f16_lanes(void);
 
-/* The scalar definition with the given lanes (16 or 8), whatever the level; x holds the
- * activations' values as floats. */
+/* The scalar definition with the given lanes (16 or 8), whatever the level. */
 float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes);
 
 /* out[b * ldo + r] = kern_dot_f16(row r of W, activation b) for rows [r0, r1) and b < nb;
- * W's rows are row_bytes apart, activations (n elements in kern_f16_act_type's form)
- * act_bytes apart. */
-void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const void *act,
+ * W's rows are row_bytes apart, activations (n floats) act_bytes apart. */
+void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1, const float *act,
                      size_t act_bytes, int nb, float *out, int ldo);
+
+/* ---- packed F16 matrices (kern_pack's F16 layout; kernels.h) ----
+ * Rows in groups of 16, the last padded with zero rows: a group holds its rows' weights for
+ * element 0 side by side, then element 1's, ..., then KERN_F16_GROUP_PAD halves of padding
+ * (so that decode's eight streams, one a group, do not start a multiple of 4 KB apart where
+ * rows have 2^k elements). One SIMD lane
+ * computes one row, each activation broadcast to all lanes. Each output is
+ * fma(w_(n-1), x_(n-1), ... fma(w_1, x_1, fma(w_0, x_0, +0))): one fused multiply-add per
+ * element, in order, on every level, for every batch size and split of groups over threads;
+ * so they all give the same bits (not kern_dot_f16's, whose lanes sum in another order). */
+#define KERN_F16_GROUP_PAD 32
+size_t kern_f16_pack_size(int n_in, int n_out);
+/* Packs groups [g0, g1) of the n_out x n_in F16 matrix at src (rows row_bytes apart). */
+void kern_f16_pack(const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst);
+/* out[b * ldo + r] for the rows r < n_out of groups [g0, g1) and b < nb; activations n_in
+ * floats each, act_stride bytes apart. */
+void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g1, const float *act,
+                          size_t act_stride, int nb, float *out, int ldo);
 
 /* For each of nh queries (q_stride apart): out[h * out_stride + t] = kern_dot_f16_lanes(key t,
  * query h, hd, 16) * scale for the n keys at k + t * k_stride (elements). */

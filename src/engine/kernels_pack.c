@@ -1,4 +1,5 @@
-/* kernels_pack.c - Q4_0, Q8_0, Q4_K and Q6_K matrices repacked in groups of 8 rows, one SIMD lane
+/* kernels_pack.c - Q4_0, Q8_0, Q4_K and Q6_K matrices repacked in groups of 8 rows (F16's groups
+ * of 16 are kernels_f16.c's; kern_pack and kern_gemm_packed pass them on), one SIMD lane
  * per row: four bytes of each of the 8 rows sit side by side, so four activation bytes
  * broadcast to all lanes multiply 8 rows at once, the integer sums stay exact, and the 8
  * rows' block scales are applied in one multiply. A group block holds the 8 rows' scales
@@ -13,6 +14,7 @@
  * in order. So the scalar, AVX2 and AVX-512 VNNI kernels, any tiling of tokens, and any
  * split of rows over threads give bit-identical results. */
 #include "engine/kernels.h"
+#include "engine/kernels_f16.h"
 #include "engine/kernels_pack.h"
 
 #include <math.h>
@@ -22,8 +24,13 @@
 #define TILE_TOKENS 4 /* tokens multiplied per pass over a group's weights (AVX2) */
 
 bool kern_pack_supported(ggml_type t) {
-    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K;
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K ||
+           t == GGML_TYPE_F16;
 }
+
+int kern_pack_rows(ggml_type t) { return t == GGML_TYPE_F16 ? 16 : 8; }
+
+int kern_pack_groups(ggml_type t, int n_out) { return (n_out + kern_pack_rows(t) - 1) / kern_pack_rows(t); }
 
 static size_t pack_block_size(ggml_type t) { return t == GGML_TYPE_Q4_0 ? sizeof(pk_q4_0) : sizeof(pk_q8_0); }
 
@@ -34,9 +41,17 @@ size_t kern_pack_group_bytes(ggml_type t, int n_in) {
     return (size_t)(n_in / 32) * pack_block_size(t);
 }
 
-size_t kern_pack_size(ggml_type t, int n_in, int n_out) { return (size_t)KERN_GROUPS(n_out) * kern_pack_group_bytes(t, n_in); }
+size_t kern_pack_size(ggml_type t, int n_in, int n_out) {
+    if (t == GGML_TYPE_F16)
+        return kern_f16_pack_size(n_in, n_out);
+    return (size_t)kern_pack_groups(t, n_out) * kern_pack_group_bytes(t, n_in);
+}
 
 void kern_pack(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
+    if (t == GGML_TYPE_F16) {
+        kern_f16_pack(src, row_bytes, n_in, n_out, g0, g1, dst);
+        return;
+    }
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) {
         kern_pack_kquant(t, src, row_bytes, n_in, n_out, g0, g1, dst);
         return;
@@ -803,6 +818,10 @@ T_VNNI void kern_gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int 
 
 void kern_gemm_packed(ggml_type t, const void *P, int n_in, int n_out, int g0, int g1, const void *act,
                       size_t act_stride, int nb, float *out, int ldo) {
+    if (t == GGML_TYPE_F16) {
+        kern_f16_gemm_packed(P, n_in, n_out, g0, g1, act, act_stride, nb, out, ldo);
+        return;
+    }
     int nblk = n_in / 32;
 #ifdef KERN_X86
     if (kern_get_level() >= KERN_AMX && nb >= 16) {

@@ -104,11 +104,22 @@ Test(kernels, matmul_batch_equals_dots) {
     }
 }
 
+/* F16 packed rows' order (kernels_f16.h): one fused multiply-add per element, in order. */
+static float f16_chain(const ggml_half *w, const float *x, int n) {
+    float s = 0;
+    for (int k = 0; k < n; k++)
+        s = fmaf(ggml_fp16_to_fp32(w[k]), x[k], s);
+    return s;
+}
+
 /* Packed matrices: at every level, for every batch size and every split of the groups,
- * each output equals the scalar one-row dot bit for bit; rows past n_out are not written. */
+ * each output equals the scalar one-row dot bit for bit (F16: f16_chain); rows past n_out
+ * are not written. */
 static void check_packed(ggml_type t, int rows, int n) {
     enum { NB = 37 }; /* AMX takes tiles of 16 tokens: full tiles and remainders */
-    static const int nbs[] = {1, 4, 7, 16, 19, 32, 37};
+    static const int q_nbs[] = {1, 4, 7, 16, 19, 32, 37, 0};
+    static const int f16_nbs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 19, 37, 0}; /* each tile size */
+    const int *nbs = t == GGML_TYPE_F16 ? f16_nbs : q_nbs;
     float *w = malloc(sizeof(float) * (size_t)rows * n), *x = malloc(sizeof(float) * NB * (size_t)n);
     fill(w, rows * n, 17 + (unsigned)rows);
     fill(x, NB * n, 23);
@@ -137,7 +148,7 @@ static void check_packed(ggml_type t, int rows, int n) {
         for (int i = 0; i < QK_K / 4; i += 5)
             k->qh[i] = 0xFF; /* quants of 63 and so values 31; 0 gives -32 */
     }
-    int groups = KERN_GROUPS(rows);
+    int groups = kern_pack_groups(t, rows);
     kern_pack(t, wq, rb, n, rows, 0, groups / 2, pk); /* in two parts, as threads do */
     kern_pack(t, wq, rb, n, rows, groups / 2, groups, pk);
     size_t as = kern_act_size(t, n);
@@ -149,15 +160,16 @@ static void check_packed(ggml_type t, int rows, int n) {
     kern_level best = kern_detect();
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         kern_set_level((kern_level)l);
-        for (size_t ni = 0; ni < sizeof nbs / sizeof nbs[0]; ni++) {
-            int nb = nbs[ni];
+        for (const int *nbp = nbs; *nbp; nbp++) {
+            int nb = *nbp;
             for (int i = 0; i < NB * ldo; i++)
                 out[i] = -12345.0f;
             kern_gemm_packed(t, pk, n, rows, 0, 1, aq, as, nb, out, ldo);
             kern_gemm_packed(t, pk, n, rows, 1, groups, aq, as, nb, out, ldo);
             for (int b = 0; b < nb; b++) {
                 for (int r = 0; r < rows; r++) {
-                    float one = kern_dot(t, wq + (size_t)r * rb, aq + b * as, n, NULL);
+                    const void *row = wq + (size_t)r * rb, *a = aq + b * as;
+                    float one = t == GGML_TYPE_F16 ? f16_chain(row, a, n) : kern_dot(t, row, a, n, NULL);
                     cr_assert(out[b * ldo + r] == one, "%s packed (%s, nb %d) row %d act %d: %.9g vs %.9g",
                               ggml_type_name(t), kern_level_name((kern_level)l), nb, r, b, out[b * ldo + r], one);
                 }
@@ -187,6 +199,9 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q6_K, 8, 256);
     check_packed(GGML_TYPE_Q6_K, 35, 768);
     check_packed(GGML_TYPE_Q6_K, 17, 512);
+    check_packed(GGML_TYPE_F16, 16, 40);
+    check_packed(GGML_TYPE_F16, 29, 67); /* a group of 13 rows; elements not a multiple of 8 */
+    check_packed(GGML_TYPE_F16, 150, 67); /* decode's passes of 8 and 4 groups, and what is left */
     /* more blocks than AMX stages at once (64), a last pair of 11 rows: sums carried over */
     check_packed(GGML_TYPE_Q4_0, 35, 2144);
     check_packed(GGML_TYPE_Q8_0, 35, 2144);
@@ -250,7 +265,7 @@ Test(kernels, f32_to_f16_same_at_every_level) {
             cr_assert_eq(got[i], ref[i], "%s: element %d (%.9g): 0x%04x vs 0x%04x", kern_level_name((kern_level)l), i,
                          x[i], got[i], ref[i]);
         /* queries and F16 weights' activations: the same rounding, widened back (NaN stays
-         * NaN), or its F16 bits where the level keeps activations as F16 */
+         * NaN) */
         float q[M];
         kern_round_f16(x, q, M);
         for (int i = 0; i < M; i++) {
@@ -258,19 +273,10 @@ Test(kernels, f32_to_f16_same_at_every_level) {
             cr_assert(isnan(want) ? isnan(q[i]) : memcmp(&q[i], &want, sizeof want) == 0,
                       "%s: F16-rounded query %d (%.9g): %.9g vs %.9g", kern_level_name((kern_level)l), i, x[i], q[i], want);
         }
-        /* from AVX2 on either form (timed, or fixed by kern_f16_set_act_type): each of them */
-        for (int form = 0; form < (l >= KERN_AVX2 ? 3 : 1); form++) {
-            kern_f16_set_act_type(form == 1 ? GGML_TYPE_F16 : form == 2 ? GGML_TYPE_F32 : GGML_TYPE__COUNT);
-            float act[M];
-            kern_act_prepare(GGML_TYPE_F16, x, act, M);
-            bool half = kern_act_type(GGML_TYPE_F16) == GGML_TYPE_F16;
-            bool any = l >= KERN_AVX2 && form == 0, want_half = l >= KERN_AVX2 ? form == 1 : true;
-            cr_assert(any || half == want_half, "%s: F16 activations as %s", kern_level_name((kern_level)l),
-                      half ? "F16" : "F32");
-            cr_assert(half ? memcmp(act, ref, sizeof ref) == 0 : memcmp(act, q, sizeof q) == 0,
-                      "%s: F16 activations as %s differ", kern_level_name((kern_level)l), half ? "F16" : "F32");
-        }
-        kern_f16_set_act_type(GGML_TYPE__COUNT);
+        float act[M];
+        kern_act_prepare(GGML_TYPE_F16, x, act, M);
+        cr_assert(kern_act_type(GGML_TYPE_F16) == GGML_TYPE_F32 && kern_act_size(GGML_TYPE_F16, M) == sizeof act);
+        cr_assert(memcmp(act, q, sizeof q) == 0, "%s: F16 activations differ", kern_level_name((kern_level)l));
     }
     kern_set_level(best);
 }

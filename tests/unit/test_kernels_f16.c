@@ -41,8 +41,8 @@ static float *act_rows(int n, unsigned seed) {
     return a;
 }
 
-/* The same values as a matrix's activation rows at the current level (kern_act_prepare's
- * form for F16 weights: F16 or F32), each n elements, kern_act_size apart. */
+/* The same values as a matrix's activation rows (kern_act_prepare's for F16 weights), each n
+ * elements, kern_act_size apart. */
 static void *act_prepared(const float *x, int rows, int n) {
     size_t as = kern_act_size(GGML_TYPE_F16, n);
     unsigned char *a = malloc(as * (size_t)rows);
@@ -54,18 +54,6 @@ static void *act_prepared(const float *x, int rows, int n) {
     }
     free(back);
     return a;
-}
-
-/* Step lf of a walk over the levels up to the best one, each from AVX2 on twice (its F16
- * and its F32 activations): sets that level and form and returns the level, or -1 for a
- * step that is not one (the scalar level's second form). */
-static int level_form(int lf) {
-    int l = lf / 2;
-    if (lf % 2 && l < KERN_AVX2)
-        return -1;
-    kern_set_level((kern_level)l);
-    kern_f16_set_act_type(l >= KERN_AVX2 ? (lf % 2 ? GGML_TYPE_F32 : GGML_TYPE_F16) : GGML_TYPE__COUNT);
-    return l;
 }
 
 static double ref_dot(const ggml_half *w, const float *x, int n) {
@@ -87,16 +75,13 @@ Test(kernels_f16, dot_is_the_levels_definition) {
             float d = kern_dot_f16_lanes(w, x, n, lanes);
             cr_assert(fabs(d - ref) <= 1e-5 * (1 + fabs(ref)) * n, "n %d, %d lanes: %g vs %g", n, lanes, d, ref);
         }
-        for (int lf = 0; lf <= 2 * (int)best + 1; lf++) {
-            int l = level_form(lf);
-            if (l < 0)
-                continue;
+        for (int l = KERN_SCALAR; l <= (int)best; l++) {
+            kern_set_level((kern_level)l);
             int lanes = kern_f16_lanes();
             cr_assert(lanes == (l == KERN_AVX2 ? 8 : 16), "%d lanes at %s", lanes, kern_level_name((kern_level)l));
             void *xa = act_prepared(x, 1, n);
             float want = kern_dot_f16_lanes(w, x, n, lanes), got = kern_dot_f16(w, xa, n);
-            cr_assert(got == want, "n %d at %s (%s activations): %.9g, definition %.9g", n, kern_level_name((kern_level)l),
-                      ggml_type_name(kern_f16_act_type()), got, want);
+            cr_assert(got == want, "n %d at %s: %.9g, definition %.9g", n, kern_level_name((kern_level)l), got, want);
             cr_assert(kern_dot(GGML_TYPE_F16, w, xa, n, NULL) == want, "kern_dot F16 at %s", kern_level_name((kern_level)l));
             free(xa);
         }
@@ -104,7 +89,6 @@ Test(kernels_f16, dot_is_the_levels_definition) {
         free(x);
     }
     kern_set_level(best);
-    kern_f16_set_act_type(GGML_TYPE__COUNT);
 }
 
 /* Every batch size (tiles and remainders), rows split in two ranges as threads split them
@@ -117,10 +101,8 @@ static void check_matmul(int rows, int n) {
     int ldo = rows + 3, split = rows / 2 + 1;
     float *want = malloc(sizeof(float) * NB * (size_t)rows), *out = malloc(sizeof(float) * NB * (size_t)ldo);
     kern_level best = kern_detect();
-    for (int lf = 0; lf <= 2 * (int)best + 1; lf++) {
-        int l = level_form(lf);
-        if (l < 0)
-            continue;
+    for (int l = KERN_SCALAR; l <= (int)best; l++) {
+        kern_set_level((kern_level)l);
         void *xa = act_prepared(x, NB, n);
         for (int b = 0; b < NB; b++)
             for (int r = 0; r < rows; r++)
@@ -135,8 +117,8 @@ static void check_matmul(int rows, int n) {
             for (int b = 0; b < nb; b++) {
                 for (int r = 0; r < rows; r++)
                     cr_assert(out[b * ldo + r] == want[b * rows + r],
-                              "%dx%d at %s (%s activations), nb %d: row %d act %d: %.9g vs %.9g", rows, n,
-                              kern_level_name((kern_level)l), ggml_type_name(kern_f16_act_type()), nb, r, b,
+                              "%dx%d at %s, nb %d: row %d act %d: %.9g vs %.9g", rows, n,
+                              kern_level_name((kern_level)l), nb, r, b,
                               out[b * ldo + r], want[b * rows + r]);
                 for (int r = rows; r < ldo; r++)
                     cr_assert(out[b * ldo + r] == -12345.0f, "padding row %d written", r);
@@ -145,7 +127,6 @@ static void check_matmul(int rows, int n) {
         free(xa);
     }
     kern_set_level(best);
-    kern_f16_set_act_type(GGML_TYPE__COUNT);
     free(w);
     free(x);
     free(want);

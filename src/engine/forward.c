@@ -249,7 +249,10 @@ static bool streams_weights(int nb) { return nb < 16; }
 
 /* Rows per chunk, a multiple of `align`. Decode's few rows: about 32 chunks a thread, which
  * stream weights from memory: a job's threads finish within about half a chunk's time of
- * each other, idling that long before the next job. A batch through AMX: about 4 a thread
+ * each other, idling that long before the next job; packed F16 at least 64 rows (the one-token
+ * kernel makes one chain of multiply-adds a 16-row group: at 2 groups a chunk one Zen 5 thread
+ * streamed 19 GB/s, at 8 groups 21-23; F16 1B decode at 2 threads 17.4 and 17.6 against 17.9
+ * and 18.9 unpacked, at 64 rows 17.0-18.8 against 17.8-18.8). A batch through AMX: about 4 a thread
  * and at least 64 rows (several pairs of row groups a call, so the weights stream and the
  * tile setup amortises; on the 16-core host 16 chunks a thread made q4_0 pp128 about 25 %
  * slower than 4). Any other batch: about 16 a thread, at least 16 rows (their kernels set
@@ -257,7 +260,7 @@ static bool streams_weights(int nb) { return nb < 16; }
  * from 2.9 to 1.4 % of prefill for F16, 4.5 -> 2.4 % for Q4_0, 5.9 -> 2.9 % for Q8_0). */
 static int chunk_rows(const engine *e, int rows, int nb, int nth, int align) {
     bool few = streams_weights(nb);
-    int per = few ? 32 : e->amx ? 4 : 16, least = few ? 0 : e->amx ? 64 : 16;
+    int per = few ? 32 : e->amx ? 4 : 16, least = few ? (e->group_rows == 16 ? 64 : 0) : e->amx ? 64 : 16;
     int r = nth > 1 ? rows / (nth * per) : rows;
     if (r < least)
         r = least;

@@ -527,51 +527,75 @@ T_AVX2 static void ptile_avx2_any(const ggml_half *p, const float *const *x, int
     }
 }
 
-/* One token, G groups (8 at AVX-512: one zmm each; 4 at AVX2: two ymm each) a pass: 8
- * multiply-add chains. Each group is prefetched PF_AHEAD elements' lines ahead, past its end
- * into the same group of the next pass (a line every other element: prefetching every fourth
- * left half the lines to the hardware, 17-24 GB/s against 30-36 at one Zen 5 thread). */
-T_AVX512 static void pgemv_avx512(const ggml_half *p, size_t gh, const float *x, int n, float *out) {
+/* One token, G groups a pass (up to 8 at AVX-512, one zmm each; up to 4 at AVX2, two ymm
+ * each): up to 8 multiply-add chains. Each group is prefetched PF_AHEAD elements' lines
+ * ahead, past its end into the same group of the next pass (a line every other element:
+ * prefetching every fourth left half the lines to the hardware, 17-24 GB/s against 30-36 at
+ * one Zen 5 thread). */
+T_AVX512 static INL void pgemv_avx512_g(const ggml_half *p, size_t gh, int G, const float *x, int n, float *out) {
     __m512 acc[8];
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < G; i++)
         acc[i] = _mm512_setzero_ps();
-    size_t end = (size_t)16 * n, next = 8 * gh - end; /* a group's end to its group in the next pass */
+    size_t end = (size_t)16 * n, next = G * gh - end; /* a group's end to its group in the next pass */
     for (int k = 0; k < n; k++) {
         __m512 xb = _mm512_set1_ps(x[k]);
         size_t at = (size_t)k * 16, ahead = at + PF_AHEAD;
         if (!(k & 1))
             ahead += ahead >= end ? next : 0;
 #pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < G; i++) {
             if (!(k & 1))
                 _mm_prefetch((const char *)(p + i * gh + ahead), _MM_HINT_T0);
             acc[i] = _mm512_fmadd_ps(F16Z(p + i * gh + at), xb, acc[i]);
         }
     }
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < G; i++)
         _mm512_storeu_ps(out + 16 * i, acc[i]);
 }
 
-T_AVX2 static void pgemv_avx2(const ggml_half *p, size_t gh, const float *x, int n, float *out) {
+T_AVX2 static INL void pgemv_avx2_g(const ggml_half *p, size_t gh, int G, const float *x, int n, float *out) {
     __m256 acc[8];
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 2 * G; i++)
         acc[i] = _mm256_setzero_ps();
-    size_t end = (size_t)16 * n, next = 4 * gh - end;
+    size_t end = (size_t)16 * n, next = G * gh - end;
     for (int k = 0; k < n; k++) {
         __m256 xb = _mm256_set1_ps(x[k]);
         size_t at = (size_t)k * 16, ahead = at + PF_AHEAD;
         if (!(k & 1))
             ahead += ahead >= end ? next : 0;
 #pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < 2 * G; i++) {
             const ggml_half *g = p + (i / 2) * gh;
             if (!(k & 1) && !(i & 1))
                 _mm_prefetch((const char *)(g + ahead), _MM_HINT_T0);
             acc[i] = _mm256_fmadd_ps(f16y_stream(g + at + (i & 1) * 8), xb, acc[i]);
         }
     }
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 2 * G; i++)
         _mm256_storeu_ps(out + 8 * i, acc[i]);
+}
+
+/* At a fixed G (a switch, so each instance has constant loops); G > 8 (4 at AVX2) takes 8 (4). */
+T_AVX512 static void pgemv_avx512(const ggml_half *p, size_t gh, int G, const float *x, int n, float *out) {
+    switch (G) {
+    case 1: pgemv_avx512_g(p, gh, 1, x, n, out); break;
+    case 2: pgemv_avx512_g(p, gh, 2, x, n, out); break;
+    case 3: pgemv_avx512_g(p, gh, 3, x, n, out); break;
+    case 4: pgemv_avx512_g(p, gh, 4, x, n, out); break;
+    case 5: pgemv_avx512_g(p, gh, 5, x, n, out); break;
+    case 6: pgemv_avx512_g(p, gh, 6, x, n, out); break;
+    case 7: pgemv_avx512_g(p, gh, 7, x, n, out); break;
+    default: pgemv_avx512_g(p, gh, 8, x, n, out); break;
+    }
+}
+
+T_AVX2 static void pgemv_avx2(const ggml_half *p, size_t gh, int G, const float *x, int n, float *out) {
+    switch (G) {
+    case 1: pgemv_avx2_g(p, gh, 1, x, n, out); break;
+    case 2: pgemv_avx2_g(p, gh, 2, x, n, out); break;
+    case 3: pgemv_avx2_g(p, gh, 3, x, n, out); break;
+    default: pgemv_avx2_g(p, gh, 4, x, n, out); break;
+    }
 }
 #endif
 
@@ -596,7 +620,7 @@ static void ptile(kern_level l, const ggml_half *p, size_t gh, int RG, const flo
 /* Groups two at a time at AVX-512, one otherwise; for each, the tokens in tiles of at most TM,
  * sized evenly (the first `big` one token more), while the groups' weights stay in L2. A
  * group with fewer than 16 rows (the last) goes through a buffer, so only its rows are
- * written. One token from AVX2 on: passes of pgemv, then the groups left one at a time. */
+ * written. One token from AVX2 on: the full groups in passes of pgemv, then the last. */
 void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g1, const float *act,
                           size_t act_stride, int nb, float *out, int ldo) {
     kern_level l = kern_get_level();
@@ -604,12 +628,12 @@ void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g
     int g = g0, full = n_out / 16 < g1 ? n_out / 16 : g1; /* groups [g0, full) have 16 rows */
 #ifdef KF_X86
     if (nb == 1 && l >= KERN_AVX2) { /* decode */
-        int G = l >= KERN_AVX512 ? 8 : 4;
-        for (; g + G <= full; g += G)
-            if (G == 8)
-                pgemv_avx512(P + (size_t)g * gh, gh, act, n_in, out + (size_t)g * 16);
+        int most = l >= KERN_AVX512 ? 8 : 4;
+        for (int G; (G = full - g < most ? full - g : most) > 0; g += G)
+            if (l >= KERN_AVX512)
+                pgemv_avx512(P + (size_t)g * gh, gh, G, act, n_in, out + (size_t)g * 16);
             else
-                pgemv_avx2(P + (size_t)g * gh, gh, act, n_in, out + (size_t)g * 16);
+                pgemv_avx2(P + (size_t)g * gh, gh, G, act, n_in, out + (size_t)g * 16);
     }
 #endif
     int TM = l >= KERN_AVX512 ? 12 : 6, RGM = l >= KERN_AVX512 ? 2 : 1;

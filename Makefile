@@ -30,7 +30,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: deps $(BUILD)/pacer
+# deps first, then the build (under make -j the two would otherwise run side by side)
+all: deps
+	@$(MAKE) --no-print-directory $(BUILD)/pacer
 
 deps:
 	@./scripts/deps.sh

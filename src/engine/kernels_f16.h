@@ -35,8 +35,8 @@ void kern_matmul_f16(const ggml_half *W, size_t row_bytes, int n, int r0, int r1
  * Rows in groups of 16, the last padded with zero rows: a group holds its rows' weights for
  * element 0 side by side, then element 1's, ..., then KERN_F16_GROUP_PAD halves of padding
  * (so that decode's eight streams, one a group, do not start a multiple of 4 KB apart where
- * rows have 2^k elements). One SIMD lane
- * computes one row, each activation broadcast to all lanes. Each output is
+ * rows have 2^k elements). One SIMD lane computes one row, each activation broadcast to all
+ * lanes. Each output is
  * fma(w_(n-1), x_(n-1), ... fma(w_1, x_1, fma(w_0, x_0, +0))): one fused multiply-add per
  * element, in order, on every level, for every batch size and split of groups over threads;
  * so they all give the same bits (not kern_dot_f16's, whose lanes sum in another order). */

@@ -227,11 +227,10 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     ggml_type wt = e->layers[0].wq.type;
     e->amx = kern_get_level() >= KERN_AMX && kern_pack_supported(wt) && wt != GGML_TYPE_F16;
     e->group_rows = 8;
-    for (int i = 0; i < 3; i++) {
-        const mat *m = i == 0 ? &e->layers[0].wq : i == 1 ? &e->layers[0].wk : &e->layers[0].wv;
-        if (kern_pack_supported(m->type) && kern_pack_rows(m->type) > e->group_rows)
-            e->group_rows = kern_pack_rows(m->type);
-    }
+    const mat *qkv[3] = {&e->layers[0].wq, &e->layers[0].wk, &e->layers[0].wv};
+    for (int i = 0; i < 3; i++)
+        if (kern_pack_supported(qkv[i]->type) && kern_pack_rows(qkv[i]->type) > e->group_rows)
+            e->group_rows = kern_pack_rows(qkv[i]->type);
     bool narrow = kern_get_level() <= KERN_AVX2 && wt != GGML_TYPE_F16;
     e->batch = narrow ? ENGINE_BATCH_AVX2_QUANT : ENGINE_BATCH;
     size_t B = (size_t)e->batch;

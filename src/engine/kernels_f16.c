@@ -378,21 +378,27 @@ static void gemv(kern_level l, const unsigned char *W, size_t rb, int n, int r0,
         out[r] = kern_dot_f16((const ggml_half *)(W + (size_t)r * rb), x, n);
 }
 
+/* Tile i's tokens, where nb tokens go in the fewest tiles of at most tm, sized evenly: the
+ * first nb % tiles of them one token more. */
+static int token_tile(int nb, int tm, int i) {
+    int tiles = (nb + tm - 1) / tm;
+    return nb / tiles + (i < nb % tiles);
+}
+
 /* A batch through the level's tiles (from AVX2 on): rows in blocks of 16 (the block's
  * weights stay in cache while the tokens pass; a token tile's activations are read once for
  * 16 rows instead of for each four: AVX-512 at 4-row blocks, F16 pp128 at 2 threads on a Zen 5
- * EPYC 146-152 tok/s, at 16 rows 165-166), tokens in tiles of at most 6, sized evenly (the
- * first `big` tiles one token more), each tile over the block's rows RM at a time. */
+ * EPYC 146-152 tok/s, at 16 rows 165-166), tokens in tiles of at most 6 (token_tile), each
+ * tile over the block's rows RM at a time. */
 static void matmul_tiles(kern_level l, const unsigned char *wb, size_t row_bytes, int n, int r0, int r1,
                          const unsigned char *ab, size_t act_bytes, int nb, float *out, int ldo) {
 #ifdef KF_X86
     enum { RB = 16, TM = 6 };
     int RM = l >= KERN_AVX512 ? 4 : 2;
-    int tiles = (nb + TM - 1) / TM, q = nb / tiles, big = nb % tiles;
     for (int rb = r0; rb < r1; rb += RB) {
         int re = r1 - rb < RB ? r1 : rb + RB;
         for (int b = 0, i = 0; b < nb; i++) {
-            int T = q + (i < big);
+            int T = token_tile(nb, TM, i);
             const float *x[TM];
             for (int t = 0; t < T; t++)
                 x[t] = (const float *)(ab + (size_t)(b + t) * act_bytes);
@@ -622,8 +628,8 @@ static void ptile(kern_level l, const ggml_half *p, size_t gh, int RG, const flo
         packed_scalar(p + r * gh, n, x, T, out + 16 * r, ldo);
 }
 
-/* Groups two at a time at AVX-512, one otherwise; for each, the tokens in tiles of at most TM,
- * sized evenly (the first `big` one token more), while the groups' weights stay in L2. A
+/* Groups two at a time at AVX-512, one otherwise; for each, the tokens in tiles of at most TM
+ * (token_tile), while the groups' weights stay in L2. A
  * group with fewer than 16 rows (the last) goes through a buffer, so only its rows are
  * written. One token from AVX2 on: the full groups in passes of pgemv, then the last. */
 void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g1, const float *act,
@@ -642,11 +648,10 @@ void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g
     }
 #endif
     int TM = l >= KERN_AVX512 ? 12 : 6, RGM = l >= KERN_AVX512 ? 2 : 1;
-    int tiles = (nb + TM - 1) / TM, q = nb / tiles, big = nb % tiles;
-    for (; g < g1; g += RGM) {
-        int RG = g + RGM <= full ? RGM : 1;
+    for (int RG; g < g1; g += RG) {
+        RG = g + RGM <= full ? RGM : 1; /* one where two are not left */
         for (int b = 0, i = 0; b < nb; i++) {
-            int T = q + (i < big);
+            int T = token_tile(nb, TM, i);
             const float *x[12];
             for (int t = 0; t < T; t++)
                 x[t] = (const float *)((const unsigned char *)act + (size_t)(b + t) * act_stride);
@@ -661,7 +666,6 @@ void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g
             }
             b += T;
         }
-        g += RG - RGM; /* one group taken where two were not left */
     }
 }
 

@@ -259,49 +259,43 @@ Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_batc
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_K); }
 Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q6_K); }
 Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_F16); }
-/* F16 matrices are packed (kernels_f16.h): every level makes each product the same way, so an
- * F16 model's matrices give the same bits at the scalar level, at AVX2 and at the best
- * level: here the logits of a 40-token batch and of a decoded token, level against level. */
-static void eval_at(kern_level level, int T, float *lg, float *last, char *path, size_t len) {
+/* An F16 model's logits at a level, malloc'd: of a T-token batch (lg) and of the token decoded
+ * after it (last). Returns the vocabulary's size. */
+static int eval_at(kern_level level, int T, float **lg, float **last, char *path, size_t len) {
     kern_set_level(level);
     engine *e = open_synth(GGML_TYPE_F16, 2, 1, path, len);
     int nv = engine_get_info(e)->n_vocab;
     int32_t toks[64];
     for (int i = 0; i <= T; i++)
         toks[i] = (int32_t)((i * 31 + 5) % nv);
-    cr_assert_eq(engine_eval(e, toks, T, 0, lg, true), PACER_OK);
-    cr_assert_eq(engine_eval(e, toks + T, 1, T, last, false), PACER_OK);
+    *lg = malloc((size_t)T * nv * sizeof(float));
+    *last = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_eval(e, toks, T, 0, *lg, true), PACER_OK);
+    cr_assert_eq(engine_eval(e, toks + T, 1, T, *last, false), PACER_OK);
     engine_close(e);
+    return nv;
 }
 
+/* F16 matrices are packed (kernels_f16.h): every level makes each product the same way, so an
+ * F16 model's matrices give the same bits at the scalar level, at AVX2 and at the best
+ * level: here the logits of a 40-token batch and of a decoded token, level against level. */
 Test(engine, f16_packed_products_agree_across_levels, .timeout = 120) {
     enum { T = 40 };
     kern_level best = kern_detect();
     char path[128];
     float *lg[2], *last[2];
-    int nv = 0;
-    {
-        kern_set_level(best);
-        engine *e = open_synth(GGML_TYPE_F16, 1, 1, path, sizeof path);
-        nv = engine_get_info(e)->n_vocab;
-        engine_close(e);
-    }
-    for (int f = 0; f < 2; f++) {
-        lg[f] = malloc((size_t)T * nv * sizeof(float));
-        last[f] = malloc((size_t)nv * sizeof(float));
-    }
-    eval_at(best, T, lg[0], last[0], path, sizeof path);
+    int nv = eval_at(best, T, &lg[0], &last[0], path, sizeof path);
     for (int l = KERN_SCALAR; l < (int)best; l++) {
-        eval_at((kern_level)l, T, lg[1], last[1], path, sizeof path);
+        eval_at((kern_level)l, T, &lg[1], &last[1], path, sizeof path);
         cr_assert(memcmp(lg[0], lg[1], (size_t)T * nv * sizeof(float)) == 0, "batch: %s and %s differ",
                   kern_level_name((kern_level)l), kern_level_name(best));
         cr_assert(memcmp(last[0], last[1], (size_t)nv * sizeof(float)) == 0, "decode: %s and %s differ",
                   kern_level_name((kern_level)l), kern_level_name(best));
+        free(lg[1]);
+        free(last[1]);
     }
-    for (int f = 0; f < 2; f++) {
-        free(lg[f]);
-        free(last[f]);
-    }
+    free(lg[0]);
+    free(last[0]);
     unlink(path);
     kern_set_level(best);
 }

@@ -25,11 +25,11 @@
 #define ENGINE_BATCH 128
 #define ENGINE_BATCH_AVX2_QUANT 32
 /* A matmul job's chunk where chunks shrink towards the job's end (forward.c): rows [r0, r1)
- * of its matrix m. */
+ * of its matrix m for the batch's rows [b0, b1). */
 typedef struct engine_cut {
-    int m, r0, r1;
+    int m, r0, r1, b0, b1;
 } engine_cut;
-#define ENGINE_CUTS 512
+#define ENGINE_CUTS 2048
 /* rows an attention unit takes in a prefill batch (forward.c) */
 #define ATT_SPAN 4
 #define ENGINE_CTX_CAP 4096

@@ -194,9 +194,9 @@ static void job_qkv_rows(void *ctx, int ith, int nth) {
 
 /* SwiGLU of gate/up outputs [r0, r1) (multiples of 32) for every row, and their blocks of
  * the down matrix's activation: the values and blocks the whole row's pass makes. */
-static void swiglu_post(const job *j, int r0, int r1) {
+static void swiglu_post(const job *j, int r0, int r1, int b0, int b1) {
     engine *e = j->e;
-    for (int b = 0; b < j->nb; b++) {
+    for (int b = b0; b < b1; b++) {
         size_t row = (size_t)b * e->n_ff;
         swiglu(e, row + r0, row + r1);
         kern_act_prepare(j->next_type, e->g + row + r0,
@@ -204,14 +204,20 @@ static void swiglu_post(const job *j, int r0, int r1) {
     }
 }
 
-/* Chunk c of j: rows [*r0, *r1) of matrix *i (paired: of every matrix). */
-static void chunk_at(const engine *e, const job *j, int c, int *i, int *r0, int *r1) {
+/* Chunk c of j: rows [*r0, *r1) of matrix *i (paired: of every matrix) for the batch's rows
+ * [*b0, *b1). */
+static void chunk_at(const engine *e, const job *j, int c, int *i, int *r0, int *r1, int *b0, int *b1) {
     if (j->n_cut) {
-        *i = e->cuts[c].m;
-        *r0 = e->cuts[c].r0;
-        *r1 = e->cuts[c].r1;
+        const engine_cut *k = &e->cuts[c];
+        *i = k->m;
+        *r0 = k->r0;
+        *r1 = k->r1;
+        *b0 = k->b0;
+        *b1 = k->b1;
         return;
     }
+    *b0 = 0;
+    *b1 = j->nb;
     int k = 0;
     while (!j->paired && c >= j->start[k + 1])
         k++;
@@ -226,12 +232,13 @@ static void job_matmul(void *ctx, int ith, int nth) {
     float *scratch = e->scratch + (size_t)ith * e->n_scratch;
     (void)nth;
     for (int c = threadpool_chunk_first(&j->ch, ith); c >= 0; c = threadpool_chunk_next(&j->ch, ith, c)) {
-        int i, r0, r1;
-        chunk_at(e, j, c, &i, &r0, &r1);
+        int i, r0, r1, b0, b1;
+        chunk_at(e, j, c, &i, &r0, &r1, &b0, &b1);
         for (int k = j->paired ? 0 : i; k < (j->paired ? j->n_mm : i + 1); k++)
-            mat_rows(e, j->m[k], r0, r1, j->a[k], j->nb, j->out[k], j->ldo[k], scratch);
+            mat_rows(e, j->m[k], r0, r1, (const unsigned char *)j->a[k] + (size_t)b0 * e->act_stride, b1 - b0,
+                     j->out[k] + (size_t)b0 * j->ldo[k], j->ldo[k], scratch);
         if (j->post == POST_SWIGLU)
-            swiglu_post(j, r0, r1);
+            swiglu_post(j, r0, r1, b0, b1);
         if (j->post != POST_QKV)
             continue;
         /* the head's last chunk done (acq_rel: its other chunks' outputs are seen): post it */
@@ -311,20 +318,31 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
  * ones read the activations more often). With even chunks of 4 a thread, 16 threads spent
  * 15 % of the matrices' time waiting at the ends of jobs (q4_k pp512, 16-core host); these
  * took q4_k pp512 from 1283-1414 to 1372-1462 tok/s, q4_0 from 1389-1542 to 1516-1557 (3
- * rounds each). False where the table would overflow. */
+ * rounds each). The last chunk a thread (once the rows left are at most a chunk a thread)
+ * goes in pieces of 16 tokens: at 16 threads a 16-row chunk of the down matrix is an eighth
+ * of a thread's share, and threads waited 13 % of the down matrix's time for the last ones
+ * (4 % in pieces). 16 threads, medians of 3, whole chunks / pieces: q8_0 pp128 1950 / 2050,
+ * pp512 1976 / 2061, q4_0 2030 / 2112 and 2048 / 2146 tok/s; on a slower host of the kind
+ * q8_0 1225 / 1330 and 1291 / 1318, q4_0 1157 / 1241 and 1205 / 1335, q4_k 1129 / 1192 and
+ * 1184 / 1234. The results do not depend on the split (kernels.h). False where the table
+ * would overflow. */
 static bool set_cuts(engine *e, job *j, int align, int big) {
     int nth = threadpool_size(e->tp), n_m = j->paired ? 1 : j->n_mm, left = 0, n = 0;
     for (int i = 0; i < n_m; i++)
         left += j->m[i]->n_out;
     for (int i = 0; i < n_m; i++)
-        for (int r = 0; r < j->m[i]->n_out; n++) {
-            if (n == ENGINE_CUTS)
-                return false;
+        for (int r = 0; r < j->m[i]->n_out;) {
             int size = left / (2 * nth);
             size = size > big ? big : size < 16 ? 16 : size;
             size = (size + align - 1) / align * align;
             int r1 = imin(r + size, j->m[i]->n_out);
-            e->cuts[n] = (engine_cut){.m = i, .r0 = r, .r1 = r1};
+            int pieces = left <= size * nth ? j->nb / 16 : 1;
+            for (int p = 0; p < pieces; p++, n++) {
+                if (n == ENGINE_CUTS)
+                    return false;
+                int b1 = p == pieces - 1 ? j->nb : 16 * (p + 1);
+                e->cuts[n] = (engine_cut){.m = i, .r0 = r, .r1 = r1, .b0 = 16 * p, .b1 = b1};
+            }
             left -= r1 - r;
             r = r1;
         }

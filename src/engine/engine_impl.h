@@ -24,8 +24,8 @@
  * computes a row the same way in any batch. */
 #define ENGINE_BATCH 128
 #define ENGINE_BATCH_AVX2_QUANT 32
-/* A matmul job's chunk where chunks shrink towards the job's end (forward.c): rows [r0, r1)
- * of its matrix m for the batch's rows [b0, b1). */
+/* A matmul job's chunk (forward.c): rows [r0, r1) of its matrix m for the batch's rows
+ * [b0, b1); engine.cuts lists a job's chunks where they shrink towards the job's end. */
 typedef struct engine_cut {
     int m, r0, r1, b0, b1;
 } engine_cut;

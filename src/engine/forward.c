@@ -192,11 +192,13 @@ static void job_qkv_rows(void *ctx, int ith, int nth) {
         qkv_post(j->e, j->layer, i, 0, j->m[i]->n_out, lo, hi);
 }
 
-/* SwiGLU of gate/up outputs [r0, r1) (multiples of 32) for every row, and their blocks of
- * the down matrix's activation: the values and blocks the whole row's pass makes. */
-static void swiglu_post(const job *j, int r0, int r1, int b0, int b1) {
+/* SwiGLU of gate/up outputs [r0, r1) (multiples of 32) for the chunk's rows of the batch,
+ * and their blocks of the down matrix's activation: the values and blocks the whole row's
+ * pass makes. */
+static void swiglu_post(const job *j, const engine_cut *ck) {
     engine *e = j->e;
-    for (int b = b0; b < b1; b++) {
+    int r0 = ck->r0, r1 = ck->r1;
+    for (int b = ck->b0; b < ck->b1; b++) {
         size_t row = (size_t)b * e->n_ff;
         swiglu(e, row + r0, row + r1);
         kern_act_prepare(j->next_type, e->g + row + r0,
@@ -204,26 +206,16 @@ static void swiglu_post(const job *j, int r0, int r1, int b0, int b1) {
     }
 }
 
-/* Chunk c of j: rows [*r0, *r1) of matrix *i (paired: of every matrix) for the batch's rows
- * [*b0, *b1). */
-static void chunk_at(const engine *e, const job *j, int c, int *i, int *r0, int *r1, int *b0, int *b1) {
-    if (j->n_cut) {
-        const engine_cut *k = &e->cuts[c];
-        *i = k->m;
-        *r0 = k->r0;
-        *r1 = k->r1;
-        *b0 = k->b0;
-        *b1 = k->b1;
-        return;
-    }
-    *b0 = 0;
-    *b1 = j->nb;
+/* Chunk c of j: rows [r0, r1) of matrix m (paired: of every matrix) for the batch's rows
+ * [b0, b1). */
+static engine_cut chunk_at(const engine *e, const job *j, int c) {
+    if (j->n_cut)
+        return e->cuts[c];
     int k = 0;
     while (!j->paired && c >= j->start[k + 1])
         k++;
-    *i = k;
-    *r0 = (c - (j->paired ? 0 : j->start[k])) * j->rows;
-    *r1 = imin(*r0 + j->rows, j->m[k]->n_out);
+    int r0 = (c - (j->paired ? 0 : j->start[k])) * j->rows;
+    return (engine_cut){.m = k, .r0 = r0, .r1 = imin(r0 + j->rows, j->m[k]->n_out), .b0 = 0, .b1 = j->nb};
 }
 
 static void job_matmul(void *ctx, int ith, int nth) {
@@ -232,17 +224,17 @@ static void job_matmul(void *ctx, int ith, int nth) {
     float *scratch = e->scratch + (size_t)ith * e->n_scratch;
     (void)nth;
     for (int c = threadpool_chunk_first(&j->ch, ith); c >= 0; c = threadpool_chunk_next(&j->ch, ith, c)) {
-        int i, r0, r1, b0, b1;
-        chunk_at(e, j, c, &i, &r0, &r1, &b0, &b1);
+        engine_cut ck = chunk_at(e, j, c);
+        int i = ck.m;
         for (int k = j->paired ? 0 : i; k < (j->paired ? j->n_mm : i + 1); k++)
-            mat_rows(e, j->m[k], r0, r1, (const unsigned char *)j->a[k] + (size_t)b0 * e->act_stride, b1 - b0,
-                     j->out[k] + (size_t)b0 * j->ldo[k], j->ldo[k], scratch);
+            mat_rows(e, j->m[k], ck.r0, ck.r1, (const unsigned char *)j->a[k] + (size_t)ck.b0 * e->act_stride,
+                     ck.b1 - ck.b0, j->out[k] + (size_t)ck.b0 * j->ldo[k], j->ldo[k], scratch);
         if (j->post == POST_SWIGLU)
-            swiglu_post(j, r0, r1, b0, b1);
+            swiglu_post(j, &ck);
         if (j->post != POST_QKV)
             continue;
         /* the head's last chunk done (acq_rel: its other chunks' outputs are seen): post it */
-        int h = r0 / e->hd, first = i == 0 ? 0 : i == 1 ? e->n_head : e->n_head + e->n_head_kv;
+        int h = ck.r0 / e->hd, first = i == 0 ? 0 : i == 1 ? e->n_head : e->n_head + e->n_head_kv;
         if (atomic_fetch_sub_explicit(&e->head_left[first + h], 1, memory_order_acq_rel) == 1) {
             qkv_post(e, j->layer, i, h * e->hd, (h + 1) * e->hd, 0, j->nb);
             atomic_store_explicit(&e->head_left[first + h], HEAD_POSTED, memory_order_release);

@@ -106,6 +106,7 @@ int cmd_generate(int argc, char **argv) {
         buf_reset(&text);
     }
     printf("\n");
+    fflush(stdout); /* the text and its newline before the timings, also when both go to one file */
     double t_prompt = (double)s.t_prefill_ns / 1e6, t_decode = (double)s.t_decode_ns / 1e6;
     fprintf(stderr, "prompt: %d tokens, %.1f ms, %.2f tok/s\n", n, t_prompt, n * 1e3 / (t_prompt > 0 ? t_prompt : 1e-9));
     fprintf(stderr, "decode: %d tokens, %.1f ms, %.2f tok/s\n", s.predicted_n, t_decode,

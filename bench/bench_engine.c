@@ -271,6 +271,18 @@ static double bench_decode(gen_model *gm, int tg) {
     return rate;
 }
 
+/* As llama-bench does before a test's timed run (unless --no-warmup): one untimed run of the
+ * same test (a prefill of the same length; one decoded token), so that the timed run finds
+ * its buffers and K/V cache touched and the batched path run once. */
+static bool bench_warmup = true;
+
+static void bench_warm_up(gen_model *gm, int pp, int tg) {
+    if (bench_warmup && pp > 0)
+        bench_prefill(gm, pp);
+    if (bench_warmup && tg > 0)
+        bench_decode(gm, 1);
+}
+
 static void bench_close(bench_model *m) {
     gen_model_free(&m->gm);
     engine_close(m->e);
@@ -306,7 +318,9 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
     if (!bench_open(&m, path, threads, PP + TG + 8))
         return;
     const engine_info *in = engine_get_info(m.e);
+    bench_warm_up(&m.gm, PP, 0);
     double pp = bench_prefill(&m.gm, PP);
+    bench_warm_up(&m.gm, 0, TG);
     double tg = bench_decode(&m.gm, TG);
     double gb_token = in->weight_bytes / 1e9;
     char type[32];
@@ -337,12 +351,14 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     for (const char *s = pp_list; *s;) {
         int pp = atoi(s);
         if (pp > 0) {
+            bench_warm_up(&m.gm, pp, 0);
             double c0 = clock_cpu_s(), ts = bench_prefill(&m.gm, pp);
             printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, clock_cpu_s() - c0);
         }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
     if (tg > 0) {
+        bench_warm_up(&m.gm, 0, tg);
         double c0 = clock_cpu_s(), ts = bench_decode(&m.gm, tg);
         printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, clock_cpu_s() - c0);
     }
@@ -362,7 +378,8 @@ static const struct {
 static void usage(void) {
     fprintf(stderr, "usage: bench_engine                      the make bench table\n"
                     "       bench_engine --synth TYPE         make (if missing) and print the 1B-shaped model of TYPE\n"
-                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG]   one line per test\n");
+                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [--no-warmup]   one line per test\n"
+                    "(each test runs once untimed first, as llama-bench does, unless --no-warmup)\n");
 }
 
 int main(int argc, char **argv) {
@@ -375,6 +392,10 @@ int main(int argc, char **argv) {
     int threads = 0, tg = 32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--no-warmup") == 0) {
+            bench_warmup = false;
+            continue;
+        }
         if (!v) {
             usage();
             return 2;

@@ -39,7 +39,8 @@ for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1
   while [ "$r" -le "$ROUNDS" ]; do
-    # llama-bench: one repetition per round (it warms up itself); jsonl, one object a test
+    # one timed run a test per round, each after an untimed run of the same test (llama-bench
+    # warms up itself, bench_engine the same way); llama-bench: jsonl, one object a test
     "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r 1 -o jsonl 2>/dev/null |
       sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' |
       while read -r np ng ts; do

@@ -318,9 +318,8 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
     if (!bench_open(&m, path, threads, PP + TG + 8))
         return;
     const engine_info *in = engine_get_info(m.e);
-    bench_warm_up(&m.gm, PP, 0);
+    bench_warm_up(&m.gm, PP, TG);
     double pp = bench_prefill(&m.gm, PP);
-    bench_warm_up(&m.gm, 0, TG);
     double tg = bench_decode(&m.gm, TG);
     double gb_token = in->weight_bytes / 1e9;
     char type[32];

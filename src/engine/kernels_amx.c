@@ -36,7 +36,9 @@ T_AMX static void amx_config(ggml_type t) {
         c.rows[3 * u + 2] = 16; /* C: 16 tokens x 16 rows, int32 */
         c.colsb[3 * u + 2] = 64;
     }
-    _tile_loadconfig(&c);
+    /* ldtilecfg reads all 64 bytes; the operand says so (GCC 12's _tile_loadconfig names only
+     * the first 8, which lets a compiler drop the stores of the rows and widths as dead). */
+    __asm__ volatile("ldtilecfg %0" ::"m"(c));
 }
 
 /* Blocks of a group pair staged at once (32 KB of B tiles), reused by every 16 tokens. */

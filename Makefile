@@ -106,8 +106,8 @@ demo: all
 # pacer against a real llama.cpp server (not part of check: the peer build takes ~13 minutes
 # on 2 cores, cached in $(PEERS_DIR)): npm node-llama-cpp's pinned source (peers/), built with
 # CMake; a managed and an attached community-v2 run, and the log-probability check.
-peers:
-	@PEERS_DIR=$(PEERS_DIR) ./scripts/peers.sh
+peers: all
+	@PEERS_DIR=$(PEERS_DIR) BUILD=$(BUILD) ./scripts/peers.sh
 
 interop: all
 	@PEERS_DIR=$(PEERS_DIR) BUILD=$(BUILD) ./scripts/interop.sh

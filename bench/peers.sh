@@ -10,6 +10,8 @@
 #   BENCH_PP      prompt lengths (default 128,512); BENCH_TG decode length (default 32)
 #   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type (default 3)
 #   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S")
+# An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
+# ends its type's rounds; the table shows what was measured, the failures follow, exit 1.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -33,22 +35,47 @@ fi
 case " ${OPT:-} ${CFLAGS:-} " in *sanitize*) echo "warning: measuring a sanitizer build" >&2;; esac
 
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+out=$(mktemp)
+fails=$(mktemp)
+sigill=0
+trap 'rm -f "$raw" "$out" "$out.err" "$fails"' EXIT
+# An engine's failure on a type: said now, and again after the table (the failures file).
+failed() { # ENGINE TYPE STATUS
+  if [ "$3" -gt 128 ]; then
+    how="killed by SIG$(kill -l "$(( $3 - 128 ))" 2>/dev/null)"
+  else
+    how="exit status $3"
+  fi
+  echo "bench-peers: $1 failed on $2 ($how): $(tail -1 "$out.err")" >&2
+  echo "bench-peers: FAILED: $1 on $2 ($how); its later rounds were skipped" >>"$fails"
+}
 echo "bench-peers: $LLAMA_BENCH against $ENGINE, $THREADS threads, pp $PP, tg $TG, $ROUNDS rounds interleaved" >&2
 for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1
   while [ "$r" -le "$ROUNDS" ]; do
     # one timed run a test per round, each after an untimed run of the same test (llama-bench
-    # warms up itself, bench_engine the same way); llama-bench: jsonl, one object a test
-    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r 1 -o jsonl 2>/dev/null |
-      sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' |
+    # warms up itself, bench_engine the same way); llama-bench: jsonl, one object a test.
+    # An engine that fails keeps the figures already measured and skips the type's rest.
+    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r 1 -o jsonl >"$out" 2>"$out.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      failed llama-bench "$type" $rc
+      [ $rc -eq 132 ] && sigill=1
+      break
+    fi
+    sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' "$out" |
       while read -r np ng ts; do
         if [ "$ng" -gt 0 ]; then t="tg$ng"; else t="pp$np"; fi
         echo "llama.cpp $type $t $r $ts"
       done >>"$raw"
-    "$ENGINE" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" |
-      awk -v ty="$type" -v r="$r" -F '\t' '$1 == "pacer" { print "pacer", ty, $4, r, $5 }' >>"$raw"
+    "$ENGINE" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" >"$out" 2>"$out.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      failed bench_engine "$type" $rc
+      break
+    fi
+    awk -v ty="$type" -v r="$r" -F '\t' '$1 == "pacer" { print "pacer", ty, $4, r, $5 }' "$out" >>"$raw"
     r=$((r + 1))
   done
 done
@@ -91,3 +118,8 @@ END {
   }
   printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", threads
 }' "$raw"
+
+[ -s "$fails" ] || exit 0
+cat "$fails" >&2
+[ $sigill = 1 ] && echo "bench-peers: llama-bench stopped with SIGILL: a peer built for another CPU, or llama.cpp's AMX kernels on this host; build it again without AMX: PEERS_NO_AMX=1 make interop" >&2
+exit 1

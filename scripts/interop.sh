@@ -11,7 +11,7 @@ PEERS_DIR=${PEERS_DIR:-build-peers}
 BUILD=${BUILD:-build}
 PACER="$PWD/$BUILD/pacer"
 t0=$(date +%s)
-./scripts/peers.sh || exit 1
+BUILD=$BUILD ./scripts/peers.sh || exit 1
 t_build=$(( $(date +%s) - t0 ))
 SERVER="$PWD/$PEERS_DIR/bin/llama-server"
 W="$PWD/$PEERS_DIR/interop"

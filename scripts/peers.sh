@@ -6,13 +6,22 @@
 #   PEERS_DIR   where the source and build go (default build-peers); the binaries end up in
 #               $PEERS_DIR/bin/llama-server and $PEERS_DIR/bin/llama-bench
 #   PEERS_JOBS  parallel compile jobs (default 2)
+#   PEERS_NO_AMX=1  build without Intel AMX. On a CPU with AMX-INT8 the build is checked
+#               once: llama-bench on a tiny Q8_0 model (made by $BUILD/pacer). Where the pinned
+#               source's AMX kernels stop with SIGILL (as on some virtual machines), it is
+#               built again without AMX, and says so.
 set -eu
 cd "$(dirname "$0")/.."
 PEERS_DIR=${PEERS_DIR:-build-peers}
 JOBS=${PEERS_JOBS:-2}
+BUILD=${BUILD:-build}
 BIN="$PEERS_DIR/bin"
-if [ -x "$BIN/llama-server" ] && [ -x "$BIN/llama-bench" ]; then
-  echo "peers: $BIN/llama-server and llama-bench already built" >&2
+NO_AMX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+flags=""
+[ "${PEERS_NO_AMX:-0}" = 1 ] && flags=$NO_AMX_FLAGS
+if [ -x "$BIN/llama-server" ] && [ -x "$BIN/llama-bench" ] &&
+   { [ -z "$flags" ] || [ "$(cat "$BIN/cflags" 2>/dev/null)" = "$flags" ]; }; then
+  echo "peers: $BIN/llama-server and llama-bench already built${flags:+ ($flags)}" >&2
   exit 0
 fi
 command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 || {
@@ -26,14 +35,39 @@ SRC="$PEERS_DIR/llama.cpp"
 if [ ! -d "$SRC/.git" ]; then
   git clone -q peers/node_modules/node-llama-cpp/llama/gitRelease.bundle "$SRC" 2>/dev/null
 fi
-echo "peers: llama.cpp $(git -C "$SRC" rev-parse --short HEAD), building llama-server and llama-bench (CPU, -j$JOBS)" >&2
-start=$(date +%s)
-cmake -S "$SRC" -B "$PEERS_DIR/cmake" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
-  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF \
-  -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF >"$PEERS_DIR/cmake.log" 2>&1 ||
-  { tail -20 "$PEERS_DIR/cmake.log" >&2; exit 1; }
-cmake --build "$PEERS_DIR/cmake" -j"$JOBS" --target llama-server llama-bench >"$PEERS_DIR/build.log" 2>&1 ||
-  { tail -30 "$PEERS_DIR/build.log" >&2; exit 1; }
-mkdir -p "$BIN"
-cp "$PEERS_DIR/cmake/bin/llama-server" "$PEERS_DIR/cmake/bin/llama-bench" "$BIN/"
-echo "peers: built in $(( $(date +%s) - start )) s: $BIN/llama-server, $BIN/llama-bench" >&2
+build() {
+  echo "peers: llama.cpp $(git -C "$SRC" rev-parse --short HEAD), building llama-server and llama-bench (CPU, -j$JOBS${1:+, $1})" >&2
+  start=$(date +%s)
+  cmake -S "$SRC" -B "$PEERS_DIR/cmake" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+    "-DCMAKE_C_FLAGS=$1" "-DCMAKE_CXX_FLAGS=$1" \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF >"$PEERS_DIR/cmake.log" 2>&1 ||
+    { tail -20 "$PEERS_DIR/cmake.log" >&2; exit 1; }
+  cmake --build "$PEERS_DIR/cmake" -j"$JOBS" --target llama-server llama-bench >"$PEERS_DIR/build.log" 2>&1 ||
+    { tail -30 "$PEERS_DIR/build.log" >&2; exit 1; }
+  mkdir -p "$BIN"
+  cp "$PEERS_DIR/cmake/bin/llama-server" "$PEERS_DIR/cmake/bin/llama-bench" "$BIN/"
+  printf '%s\n' "$1" >"$BIN/cflags"
+  echo "peers: built in $(( $(date +%s) - start )) s: $BIN/llama-server, $BIN/llama-bench" >&2
+}
+
+# 0 when llama-bench runs a tiny Q8_0 model, 132 when it stops with SIGILL
+amx_check() {
+  m="$PEERS_DIR/amx-check.gguf"
+  "$BUILD/pacer" model synth -o "$m" --dim 256 --layers 1 --heads 4 --kv-heads 2 --ffn 512 --type q8_0 \
+    --name amx-check >/dev/null 2>&1 || return 0
+  "$BIN/llama-bench" -m "$m" -t 2 -p 32 -n 0 -r 1 >/dev/null 2>&1
+}
+
+build "$flags"
+if [ -z "$flags" ] && grep -qw amx_int8 /proc/cpuinfo 2>/dev/null; then
+  if [ ! -x "$BUILD/pacer" ]; then
+    echo "peers: this CPU has AMX; no $BUILD/pacer to check llama.cpp's AMX kernels with (make first)" >&2
+  else
+    set +e; amx_check; rc=$?; set -e
+    if [ $rc -eq 132 ]; then
+      echo "peers: the pinned llama.cpp's AMX kernels stop with SIGILL on this host (llama-bench on a Q8_0 model); building it again without AMX" >&2
+      build "$NO_AMX_FLAGS"
+    fi
+  fi
+fi

@@ -49,7 +49,8 @@ failed() { # ENGINE TYPE STATUS
   echo "bench-peers: $1 failed on $2 ($how): $(tail -1 "$out.err")" >&2
   echo "bench-peers: FAILED: $1 on $2 ($how); its later rounds were skipped" >>"$fails"
 }
-echo "bench-peers: $LLAMA_BENCH against $ENGINE, $THREADS threads, pp $PP, tg $TG, $ROUNDS rounds interleaved" >&2
+cflags=$(cat "$(dirname "$LLAMA_BENCH")/cflags" 2>/dev/null)
+echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)} against $ENGINE, $THREADS threads, pp $PP, tg $TG, $ROUNDS rounds interleaved" >&2
 for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1
@@ -121,5 +122,5 @@ END {
 
 [ -s "$fails" ] || exit 0
 cat "$fails" >&2
-[ $sigill = 1 ] && echo "bench-peers: llama-bench stopped with SIGILL: a peer built for another CPU, or llama.cpp's AMX kernels on this host; build it again without AMX: PEERS_NO_AMX=1 make interop" >&2
+[ $sigill = 1 ] && echo "bench-peers: llama-bench stopped with SIGILL: a peer built for another CPU, or llama.cpp's AMX kernels; make interop builds one for this CPU and checks its AMX kernels (PEERS_NO_AMX=1: without AMX)" >&2
 exit 1

@@ -6,10 +6,13 @@
 #   PEERS_DIR   where the source and build go (default build-peers); the binaries end up in
 #               $PEERS_DIR/bin/llama-server and $PEERS_DIR/bin/llama-bench
 #   PEERS_JOBS  parallel compile jobs (default 2)
-#   PEERS_NO_AMX=1  build without Intel AMX. On a CPU with AMX-INT8 the build is checked
-#               once: llama-bench on a tiny Q8_0 model (made by $BUILD/pacer). Where the pinned
-#               source's AMX kernels stop with SIGILL (as on some virtual machines), it is
-#               built again without AMX, and says so.
+#   PEERS_NO_AMX=1  build without Intel AMX.
+# On a CPU with AMX-INT8 the build is checked once: llama-bench on a tiny Q8_0 model (made by
+# $BUILD/pacer). The pinned source loads its tile configuration with _tile_loadconfig, whose
+# GCC 12 form names only the configuration's first 8 bytes as read, so GCC drops the stores
+# of the tile shapes and the first tile instruction stops with SIGILL. Where that happens it
+# is built again with GCC's dead-store elimination off (AMX kept), and if it still stops,
+# without AMX; each step is said.
 set -eu
 cd "$(dirname "$0")/.."
 PEERS_DIR=${PEERS_DIR:-build-peers}
@@ -17,11 +20,13 @@ JOBS=${PEERS_JOBS:-2}
 BUILD=${BUILD:-build}
 BIN="$PEERS_DIR/bin"
 NO_AMX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+KEEP_STORES_FLAGS="-fno-tree-dse -fno-dse"
 flags=""
 [ "${PEERS_NO_AMX:-0}" = 1 ] && flags=$NO_AMX_FLAGS
 if [ -x "$BIN/llama-server" ] && [ -x "$BIN/llama-bench" ] &&
    { [ -z "$flags" ] || [ "$(cat "$BIN/cflags" 2>/dev/null)" = "$flags" ]; }; then
-  echo "peers: $BIN/llama-server and llama-bench already built${flags:+ ($flags)}" >&2
+  built=$(cat "$BIN/cflags" 2>/dev/null || true)
+  echo "peers: $BIN/llama-server and llama-bench already built${built:+ (with $built)}" >&2
   exit 0
 fi
 command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 || {
@@ -66,8 +71,15 @@ if [ -z "$flags" ] && grep -qw amx_int8 /proc/cpuinfo 2>/dev/null; then
   else
     set +e; amx_check; rc=$?; set -e
     if [ $rc -eq 132 ]; then
-      echo "peers: the pinned llama.cpp's AMX kernels stop with SIGILL on this host (llama-bench on a Q8_0 model); building it again without AMX" >&2
-      build "$NO_AMX_FLAGS"
+      echo "peers: llama-bench stops with SIGILL in llama.cpp's AMX kernels (a Q8_0 model); building it again with $KEEP_STORES_FLAGS, which keeps the stores of its tile configuration" >&2
+      build "$KEEP_STORES_FLAGS"
+      set +e; amx_check; rc=$?; set -e
+      if [ $rc -eq 132 ]; then
+        echo "peers: llama-bench still stops with SIGILL; building it without AMX" >&2
+        build "$NO_AMX_FLAGS"
+      else
+        echo "peers: llama.cpp's AMX kernels run" >&2
+      fi
     fi
   fi
 fi

@@ -14,15 +14,19 @@
 #include "engine/threadpool.h"
 #include "engine/tokenizer.h"
 
-/* Rows per forward chunk: 128, or 32 for quantized weights at AVX2. A chunk streams each
+/* Rows per forward chunk: 256, or 32 for quantized weights at AVX2. A chunk streams each
  * matrix's weights once, so wider chunks read them fewer times, and each converted weight
  * vector serves more tokens. At 2 threads on a Zen 5 EPYC with AVX-512, 32 -> 128 rows took
  * pp512 from 139 to 153 tok/s for F16, 316 -> 371 for Q8_0, 337 -> 362 for Q4_0 and
  * 357 -> 395 for Q4_K, with pp128 better or within the noise; 256 rows gained nothing more.
  * At AVX2 (F16 there: pp128 72-76 -> 78-81) the quantized types' pp512 stayed equal and
- * Q4_0's pp128 fell 195 -> 183, so they keep 32. No result depends on it: every kernel
- * computes a row the same way in any batch. */
-#define ENGINE_BATCH 128
+ * Q4_0's pp128 fell 195 -> 183, so they keep 32. With AMX at 16 threads (16-core Xeon),
+ * 128 -> 256 rows took pp512 up by a median of 7 % for Q8_0 (1336-1504 -> 1450-1663 tok/s)
+ * and 5 % for Q4_K (1264-1428 -> 1283-1458) over 7 interleaved rounds, Q4_0 within the
+ * noise over 4 (fewer jobs a prompt, each with its threads' waits at the end); 512 rows
+ * gained nothing more in 3. No result depends on it: every kernel computes a row the same
+ * way in any batch. */
+#define ENGINE_BATCH 256
 #define ENGINE_BATCH_AVX2_QUANT 32
 /* A matmul job's chunk (forward.c): rows [r0, r1) of its matrix m for the batch's rows
  * [b0, b1); engine.cuts lists a job's chunks where they shrink towards the job's end. */

@@ -206,7 +206,7 @@ static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq
         quantize_close(j);
         unlink(src);
     }
-    engine_params ep = {.n_threads = threads, .n_ctx = 192, .n_seq = n_seq};
+    engine_params ep = {.n_threads = threads, .n_ctx = 320, .n_seq = n_seq};
     engine *e = NULL;
     cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "engine_open: %s", err);
     return e;
@@ -216,13 +216,13 @@ static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, si
     return open_synth_shape(type, false, threads, n_seq, path, len);
 }
 
-/* Logits of a 150-token prompt evaluated in one call (past a chunk's end, whether chunks are
- * 32 or 128 rows), then token by token: equal bit for bit, as drafting needs; and equal for
+/* Logits of a 300-token prompt evaluated in one call (past a chunk's end, whether chunks are
+ * 32 or 256 rows), then token by token: equal bit for bit, as drafting needs; and equal for
  * 1 and 4 threads, batched and token by token (a single row's elementwise work is split over
  * 4 threads). */
 static void check_batched_shape(ggml_type type, bool odd) {
     char path[128];
-    enum { T = 150 };
+    enum { T = 300 };
     engine *e1 = open_synth_shape(type, odd, 1, 1, path, sizeof path);
     engine *e4 = open_synth_shape(type, odd, 4, 1, path, sizeof path);
     int nv = engine_get_info(e1)->n_vocab;

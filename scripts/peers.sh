@@ -69,11 +69,11 @@ if [ -z "$flags" ] && grep -qw amx_int8 /proc/cpuinfo 2>/dev/null; then
   if [ ! -x "$BUILD/pacer" ]; then
     echo "peers: this CPU has AMX; no $BUILD/pacer to check llama.cpp's AMX kernels with (make first)" >&2
   else
-    set +e; amx_check; rc=$?; set -e
+    amx_check && rc=0 || rc=$?
     if [ $rc -eq 132 ]; then
       echo "peers: llama-bench stops with SIGILL in llama.cpp's AMX kernels (a Q8_0 model); building it again with $KEEP_STORES_FLAGS, which keeps the stores of its tile configuration" >&2
       build "$KEEP_STORES_FLAGS"
-      set +e; amx_check; rc=$?; set -e
+      amx_check && rc=0 || rc=$?
       if [ $rc -eq 132 ]; then
         echo "peers: llama-bench still stops with SIGILL; building it without AMX" >&2
         build "$NO_AMX_FLAGS"

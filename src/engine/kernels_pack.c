@@ -667,15 +667,29 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
         store16(o[t], valid, acc[t]);
 }
 
+/* Sum over k = k0, k0 + 1, .. k0 + n - 1 of vpdpbusd(u[k], s[k]) (u unsigned, s signed) in
+ * two chains. A decode pass has only its pairs' chains to interleave, and one chain of eight
+ * would wait on vpdpbusd's latency; the sums are integers, so the split changes no bit. */
+T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int n) {
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = k0; k < k0 + n; k += 2) {
+        c0 = _mm512_dpbusd_epi32(c0, u[k], s[k]);
+        c1 = _mm512_dpbusd_epi32(c1, u[k + 1], s[k + 1]);
+    }
+    return _mm512_add_epi32(c0, c1);
+}
+
 /* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)
- * times the block xb, whose chunks bc holds broadcast, added to acc: each type's tile's
- * steps for one token, so the bits are the tile's. */
+ * times the block xb, whose chunks bc holds broadcast (Q8_0, Q6_K: with the top bit
+ * flipped, x + 128), added to acc: each type's tile's steps for one token, so the bits are
+ * the tile's. sd, sm: the super-block's d and dmin of both groups (Q4_K, Q6_K), made once
+ * per super-block by the caller. */
 T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, size_t gsz, int b,
-                               const kern_q8_block *xb, const __m512i *bc, __m512 acc) {
+                               const kern_q8_block *xb, const __m512i *bc, __m512 sd, __m512 sm, __m512 acc) {
     size_t next = (GEMV_GROUPS - 1) * gsz;
-    const __m512i top = _mm512_set1_epi8((char)0x80);
     __m512 dx = _mm512_set1_ps(xb->d);
-    __m512i w[8], s = _mm512_setzero_si512();
+    __m512i w[8], s;
     if (t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_K) {
         const uint8_t *qa, *qb;
         if (t == GGML_TYPE_Q4_0)
@@ -685,9 +699,7 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         prefetch_pass(qa, 192, ga + gsz, next);
         prefetch_pass(qb, 192, gb + gsz, next);
         nib_unpack_vnni(qa, qb, w);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++)
-            s = _mm512_dpbusd_epi32(s, w[k], bc[k]);
+        s = dp_chains(w, bc, 0, 8);
         if (t == GGML_TYPE_Q4_0) {
             const pk_q4_0 *pa = (const pk_q4_0 *)ga + b, *pb = (const pk_q4_0 *)gb + b;
             s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
@@ -695,73 +707,85 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         }
         const pk_q4_K *pa = (const pk_q4_K *)ga + b / 8, *pb = (const pk_q4_K *)gb + b / 8;
         int sb = b % 8;
-        __m512 ds = _mm512_mul_ps(scales_2x8(pa->d, pb->d), u8x16_ps(pa->sc[sb], pb->sc[sb]));
-        __m512 dm = _mm512_mul_ps(scales_2x8(pa->dmin, pb->dmin), u8x16_ps(pa->m[sb], pb->m[sb]));
+        __m512 ds = _mm512_mul_ps(sd, u8x16_ps(pa->sc[sb], pb->sc[sb]));
+        __m512 dm = _mm512_mul_ps(sm, u8x16_ps(pa->m[sb], pb->m[sb]));
         __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
         return _mm512_fmadd_ps(dx, v, acc);
     }
     /* Q8_0 and Q6_K: x + 128 against the signed weights, less 128 * their sum */
+    const __m512i top = _mm512_set1_epi8((char)0x80);
+    const __m512i tops[8] = {top, top, top, top, top, top, top, top};
     const int8_t *qa, *qb;
-    const ggml_half *da, *db;
+    __m512 dw;
     if (t == GGML_TYPE_Q6_K) {
         const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
-        qa = pa->q[b % 8], qb = pb->q[b % 8], da = pa->d, db = pb->d;
+        qa = pa->q[b % 8], qb = pb->q[b % 8], dw = sd;
         prefetch_pass(qa, 256, ga + gsz, next);
         prefetch_pass(qb, 256, gb + gsz, next);
     } else {
         const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
-        qa = pa->q, qb = pb->q, da = pa->d, db = pb->d;
+        qa = pa->q, qb = pb->q, dw = scales_2x8(pa->d, pb->d);
         prefetch_pass(pa, 320, ga + gsz, next);
         prefetch_pass(pb, 320, gb + gsz, next);
     }
-    __m512i off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, h[2];
 #pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 8; k++)
         w[k] = load_2x256(qa + 32 * k, qb + 32 * k);
-        off[t == GGML_TYPE_Q6_K ? k / 4 : 0] = _mm512_dpbusd_epi32(off[t == GGML_TYPE_Q6_K ? k / 4 : 0], top, w[k]);
-    }
     if (t == GGML_TYPE_Q6_K) {
         const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
         int sb = b % 8;
+        __m512i h[2];
+#pragma GCC unroll 2
         for (int half = 0; half < 2; half++) {
             __m512i sc = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + half]),
                                                                  _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + half])));
-            h[half] = _mm512_setzero_si512();
-#pragma GCC unroll 4
-            for (int k = 4 * half; k < 4 * half + 4; k++)
-                h[half] = _mm512_dpbusd_epi32(h[half], _mm512_xor_si512(bc[k], top), w[k]);
-            h[half] = _mm512_mullo_epi32(_mm512_sub_epi32(h[half], off[half]), sc);
+            __m512i d = _mm512_sub_epi32(dp_chains(bc, w, 4 * half, 4), dp_chains(tops, w, 4 * half, 4));
+            h[half] = _mm512_mullo_epi32(d, sc);
         }
         s = _mm512_add_epi32(h[0], h[1]);
     } else {
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++)
-            s = _mm512_dpbusd_epi32(s, _mm512_xor_si512(bc[k], top), w[k]);
-        s = _mm512_sub_epi32(s, off[0]);
+        s = _mm512_sub_epi32(dp_chains(bc, w, 0, 8), dp_chains(tops, w, 0, 8));
     }
-    return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(da, db), dx), _mm512_cvtepi32_ps(s), acc);
+    return _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(s), acc);
 }
 
 /* Decode (one token) over GEMV_GROUPS groups a pass (two pairs), as the AVX2 kernel takes
  * them: a block's broadcasts are made once for both pairs, and four groups' weights stream
- * at once. The tiles (one pair a pass) decoded Q4_0 slower than the AVX2 kernel at one
- * thread on a 16-core Xeon (Sapphire Rapids). This pass against the tiles there, 1B
- * models, medians of 4 interleaved pairs at 1 / 2 / 16 threads: Q4_0 1.06 / 1.08 / 1.05,
- * Q4_K 1.10 / 1.08 / 0.98, Q8_0 1.07 / 1.08 / 1.03. */
+ * at once; the K-quants' super-block scales once per super-block. The tiles (one pair a
+ * pass) decoded Q4_0 slower than the AVX2 kernel at one thread on a 16-core Xeon (Sapphire
+ * Rapids). This pass against the tiles there, 1B models, medians of 4 interleaved pairs at
+ * 1 / 2 / 16 threads: Q4_0 1.06 / 1.08 / 1.05, Q4_K 1.10 / 1.08 / 0.98, Q8_0 1.07 / 1.08 /
+ * 1.03. */
 T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int nblk, const kern_q8_block *x,
                              float *o, int valid) {
     enum { PAIRS = GEMV_GROUPS / 2 };
-    __m512 acc[PAIRS];
+    const bool kq = t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K, flip = t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q6_K;
+    const int span = kq ? 8 : 1; /* blocks a super-block */
+    __m512 acc[PAIRS], sd[PAIRS], sm[PAIRS];
     for (int p = 0; p < PAIRS; p++)
-        acc[p] = _mm512_setzero_ps();
-    for (int b = 0; b < nblk; b++) {
-        __m512i bc[8];
+        acc[p] = sd[p] = sm[p] = _mm512_setzero_ps();
+    for (int b0 = 0; b0 < nblk; b0 += span) {
+        for (int p = 0; p < PAIRS && kq; p++) {
+            const unsigned char *ga = P + (size_t)(2 * p) * gb, *gc = ga + gb;
+            if (t == GGML_TYPE_Q4_K) {
+                const pk_q4_K *pa = (const pk_q4_K *)ga + b0 / 8, *pc = (const pk_q4_K *)gc + b0 / 8;
+                sd[p] = scales_2x8(pa->d, pc->d);
+                sm[p] = scales_2x8(pa->dmin, pc->dmin);
+            } else {
+                sd[p] = scales_2x8(((const pk_q6_K *)ga + b0 / 8)->d, ((const pk_q6_K *)gc + b0 / 8)->d);
+            }
+        }
+        for (int b = b0; b < b0 + span; b++) {
+            __m512i bc[8];
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; k++)
-            bc[k] = chunk_bc_vnni(&x[b], k);
+            for (int k = 0; k < 8; k++)
+                bc[k] = flip ? _mm512_xor_si512(chunk_bc_vnni(&x[b], k), _mm512_set1_epi8((char)0x80))
+                             : chunk_bc_vnni(&x[b], k);
 #pragma GCC unroll 2
-        for (int p = 0; p < PAIRS; p++)
-            acc[p] = vnni_step(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, gb, b, &x[b], bc, acc[p]);
+            for (int p = 0; p < PAIRS; p++)
+                acc[p] = vnni_step(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, gb, b, &x[b], bc, sd[p],
+                                   sm[p], acc[p]);
+        }
     }
     for (int p = 0; p < PAIRS; p++)
         store16(o + 16 * p, valid - 16 * p, acc[p]);

@@ -535,6 +535,19 @@ T_VNNI INLINE __m512i chunk_bc_vnni(const kern_q8_block *xb, int k) {
     return _mm512_set1_epi32(load_i32(xb->qs + 4 * k));
 }
 
+/* Sum over k = k0, k0 + 1, .. k0 + n - 1 of vpdpbusd(u[k], s[k]) (u unsigned, s signed) in
+ * two chains. A decode pass has only its pairs' chains to interleave, and one chain of eight
+ * would wait on vpdpbusd's latency; the sums are integers, so the split changes no bit. */
+T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int n) {
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = k0; k < k0 + n; k += 2) {
+        c0 = _mm512_dpbusd_epi32(c0, u[k], s[k]);
+        c1 = _mm512_dpbusd_epi32(c1, u[k + 1], s[k + 1]);
+    }
+    return _mm512_add_epi32(c0, c1);
+}
+
 /* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
  * nibbles against the signed activations: the sums are those of the AVX2 kernel. */
 T_VNNI INLINE __m512i nib_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
@@ -635,49 +648,35 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
     const __m512i top = _mm512_set1_epi8((char)0x80);
+    const __m512i tops[8] = {top, top, top, top, top, top, top, top};
     for (int b = 0; b < nsup; b++, pa++, pb++) {
         __m512 dw = scales_2x8(pa->d, pb->d);
         for (int sb = 0; sb < 8; sb++) {
-            __m512i w[8], off[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, sc[2];
+            __m512i w[8];
 #pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
+            for (int k = 0; k < 8; k++)
                 w[k] = load_2x256(pa->q[sb] + 32 * k, pb->q[sb] + 32 * k);
-                off[k / 4] = _mm512_dpbusd_epi32(off[k / 4], top, w[k]);
-            }
-            for (int half = 0; half < 2; half++)
-                sc[half] = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + half]),
-                                                                   _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + half])));
+            __m512i off0 = dp_chains(tops, w, 0, 4), off1 = dp_chains(tops, w, 4, 4);
+            __m512i sc0 = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb]),
+                                                                  _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb])));
+            __m512i sc1 = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + 1]),
+                                                                  _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + 1])));
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
-                __m512i h[2];
-                for (int half = 0; half < 2; half++) {
-                    h[half] = _mm512_setzero_si512();
-#pragma GCC unroll 4
-                    for (int k = 4 * half; k < 4 * half + 4; k++)
-                        h[half] = _mm512_dpbusd_epi32(h[half], _mm512_xor_si512(chunk_bc_vnni(xb, k), top), w[k]);
-                    h[half] = _mm512_mullo_epi32(_mm512_sub_epi32(h[half], off[half]), sc[half]);
-                }
-                __m512i s = _mm512_add_epi32(h[0], h[1]);
+                __m512i bc[8];
+#pragma GCC unroll 8
+                for (int k = 0; k < 8; k++)
+                    bc[k] = _mm512_xor_si512(chunk_bc_vnni(xb, k), top);
+                __m512i h0 = _mm512_mullo_epi32(_mm512_sub_epi32(dp_chains(bc, w, 0, 4), off0), sc0);
+                __m512i h1 = _mm512_mullo_epi32(_mm512_sub_epi32(dp_chains(bc, w, 4, 4), off1), sc1);
+                __m512i s = _mm512_add_epi32(h0, h1);
                 acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
             }
         }
     }
     for (int t = 0; t < rn; t++)
         store16(o[t], valid, acc[t]);
-}
-
-/* Sum over k = k0, k0 + 1, .. k0 + n - 1 of vpdpbusd(u[k], s[k]) (u unsigned, s signed) in
- * two chains. A decode pass has only its pairs' chains to interleave, and one chain of eight
- * would wait on vpdpbusd's latency; the sums are integers, so the split changes no bit. */
-T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int n) {
-    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-    for (int k = k0; k < k0 + n; k += 2) {
-        c0 = _mm512_dpbusd_epi32(c0, u[k], s[k]);
-        c1 = _mm512_dpbusd_epi32(c1, u[k + 1], s[k + 1]);
-    }
-    return _mm512_add_epi32(c0, c1);
 }
 
 /* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)

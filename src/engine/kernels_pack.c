@@ -385,6 +385,7 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
                 __m256i h[2];
+#pragma GCC unroll 2
                 for (int half = 0; half < 2; half++) {
                     h[half] = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -443,6 +444,7 @@ T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, size_
         prefetch_pass(p, 320, end, next);
     }
     __m256i is = _mm256_setzero_si256();
+#pragma GCC unroll 2
     for (int half = 0; half < 2; half++) {
         __m256i h = _mm256_setzero_si256();
 #pragma GCC unroll 4

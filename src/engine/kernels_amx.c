@@ -49,11 +49,11 @@ T_AMX static void amx_config(ggml_type t) {
 
 /* A chunk's staged weights: per block its B tile (8 rows of 64 bytes) and the 16 rows'
  * scales (Q4_0, Q8_0, Q6_K: d as floats; Q4_K: the sub-block's d * scale, then dmin * min,
- * as floats; Q6_K also its two int8 scales as int32). */
+ * as floats; Q6_K also its two int8 scales, as floats). */
 typedef struct amx_stage {
     _Alignas(64) unsigned char b[AMX_CHUNK][512];
     _Alignas(64) float s[AMX_CHUNK][32];
-    _Alignas(64) int32_t si[AMX_CHUNK][32];
+    _Alignas(64) float si[AMX_CHUNK][32];
 } amx_stage;
 
 /* Block b of groups pa, pb as block i of the stage. */
@@ -84,9 +84,10 @@ T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsign
             w[k] = load_2x256(a->q[sb] + 32 * k, c->q[sb] + 32 * k);
         _mm512_store_ps(sc, scales_2x8(a->d, c->d));
         for (int h = 0; h < 2; h++)
-            _mm512_store_si512((__m512i *)(st->si[i] + 16 * h),
-                               _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a->sc[2 * sb + h]),
-                                                                       _mm_loadl_epi64((const __m128i *)c->sc[2 * sb + h]))));
+            _mm512_store_ps(st->si[i] + 16 * h,
+                            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
+                                _mm_loadl_epi64((const __m128i *)a->sc[2 * sb + h]),
+                                _mm_loadl_epi64((const __m128i *)c->sc[2 * sb + h])))));
     }
     for (int k = 0; k < 8; k++)
         _mm512_store_si512((__m512i *)(st->b[i] + 64 * k), w[k]);
@@ -168,17 +169,17 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
                 acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i].d), v, acc);
                 continue;
             }
-            __m512i s;
-            if (t == GGML_TYPE_Q6_K) {
-                const int32_t *si = st->si[i0 + i];
-                __m512i h0 = _mm512_load_si512((const __m512i *)(cb[2 * i] + 16 * m));
-                __m512i h1 = _mm512_load_si512((const __m512i *)(cb[2 * i + 1] + 16 * m));
-                s = _mm512_add_epi32(_mm512_mullo_epi32(h0, _mm512_load_si512((const __m512i *)si)),
-                                     _mm512_mullo_epi32(h1, _mm512_load_si512((const __m512i *)(si + 16))));
+            __m512 s;
+            if (t == GGML_TYPE_Q6_K) { /* h0 * sc0 + h1 * sc1 in floats: integers below 2^24, so
+                                        * exact, the int32 sum's value (|h| <= 16 * 127 * 32) */
+                const float *si = st->si[i0 + i];
+                __m512 h0 = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[2 * i] + 16 * m)));
+                __m512 h1 = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[2 * i + 1] + 16 * m)));
+                s = _mm512_fmadd_ps(h1, _mm512_load_ps(si + 16), _mm512_mul_ps(h0, _mm512_load_ps(si)));
             } else {
-                s = _mm512_load_si512((const __m512i *)(cb[i] + 16 * m));
+                s = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[i] + 16 * m)));
             }
-            acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_load_ps(sc), _mm512_set1_ps(x[i].d)), _mm512_cvtepi32_ps(s), acc);
+            acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_load_ps(sc), _mm512_set1_ps(x[i].d)), s, acc);
         }
         store16(om, valid, acc);
     }

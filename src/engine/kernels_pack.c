@@ -659,10 +659,10 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
             for (int k = 0; k < 8; k++)
                 w[k] = load_2x256(pa->q[sb] + 32 * k, pb->q[sb] + 32 * k);
             __m512i off0 = dp_chains(tops, w, 0, 4), off1 = dp_chains(tops, w, 4, 4);
-            __m512i sc0 = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb]),
-                                                                  _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb])));
-            __m512i sc1 = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + 1]),
-                                                                  _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + 1])));
+            __m512 sc0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
+                _mm_loadl_epi64((const __m128i *)pa->sc[2 * sb]), _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb]))));
+            __m512 sc1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
+                _mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + 1]), _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + 1]))));
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
@@ -670,10 +670,11 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
 #pragma GCC unroll 8
                 for (int k = 0; k < 8; k++)
                     bc[k] = _mm512_xor_si512(chunk_bc_vnni(xb, k), top);
-                __m512i h0 = _mm512_mullo_epi32(_mm512_sub_epi32(dp_chains(bc, w, 0, 4), off0), sc0);
-                __m512i h1 = _mm512_mullo_epi32(_mm512_sub_epi32(dp_chains(bc, w, 4, 4), off1), sc1);
-                __m512i s = _mm512_add_epi32(h0, h1);
-                acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
+                /* h0 * sc0 + h1 * sc1 in floats: integers below 2^24, so exact (AMX's steps) */
+                __m512 h0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(dp_chains(bc, w, 0, 4), off0));
+                __m512 h1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(dp_chains(bc, w, 4, 4), off1));
+                __m512 s = _mm512_fmadd_ps(h1, sc1, _mm512_mul_ps(h0, sc0));
+                acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), s, acc[t]);
             }
         }
     }

@@ -232,19 +232,44 @@ typedef struct bench_model {
     gen_model gm;
 } bench_model;
 
-/* Prefill of `pp` tokens from an empty cache, in tokens/s (as llama-bench's ppN): the
- * session's own prefill time. */
+/* Tokens already in the context when a test starts (llama-bench's -d): each test first puts
+ * them in the KV cache, untimed (the cache then holds exactly them), and its prompt continues
+ * them (prefix reuse), so a ppN evaluates N tokens at positions depth.. and a tgN decodes
+ * after depth + 1 tokens. */
+static int bench_depth = 0;
+
+/* A prompt of the depth's tokens then `n` more (`last` >= 0: one more, that token). */
+static int32_t *bench_prompt(const gen_model *gm, int n, int32_t last) {
+    int32_t *toks = malloc((size_t)(bench_depth + n) * sizeof *toks);
+    for (int i = 0; toks && i < bench_depth + n; i++)
+        toks[i] = last >= 0 && i == bench_depth ? last : bench_token(i, gm->b.n_vocab);
+    return toks;
+}
+
+/* The depth's tokens into the KV cache (reused when they are there already). */
+static bool bench_fill(gen_model *gm) {
+    if (bench_depth == 0)
+        return true;
+    int32_t *toks = bench_prompt(gm, 0, -1);
+    gen_params p = {.max_tokens = 0, .reuse_prefix = true};
+    gen_session s = {0};
+    bool ok = toks && gen_session_start(&s, gm, &p, toks, bench_depth, NULL, NULL, false) == PACER_OK;
+    gen_session_free(&s);
+    free(toks);
+    return ok;
+}
+
+/* Prefill of `pp` tokens after the depth's (from an empty cache at depth 0), in tokens/s
+ * (as llama-bench's ppN): the session's own prefill time over the tokens it evaluated. */
 static double bench_prefill(gen_model *gm, int pp) {
-    int32_t *toks = malloc((size_t)pp * sizeof *toks);
+    int32_t *toks = bench_fill(gm) ? bench_prompt(gm, pp, -1) : NULL;
     if (!toks)
         return 0;
-    for (int i = 0; i < pp; i++)
-        toks[i] = bench_token(i, gm->b.n_vocab);
-    gen_params p = {.max_tokens = 0};
+    gen_params p = {.max_tokens = 0, .reuse_prefix = bench_depth > 0}; /* depth 0: an empty cache */
     gen_session s = {0};
     double rate = 0;
-    if (gen_session_start(&s, gm, &p, toks, pp, NULL, NULL, false) == PACER_OK && s.t_prefill_ns > 0)
-        rate = pp / ((double)s.t_prefill_ns / 1e9);
+    if (gen_session_start(&s, gm, &p, toks, bench_depth + pp, NULL, NULL, false) == PACER_OK && s.t_prefill_ns > 0)
+        rate = s.prompt_n / ((double)s.t_prefill_ns / 1e9);
     gen_session_free(&s);
     free(toks);
     return rate;
@@ -254,13 +279,15 @@ static double bench_prefill(gen_model *gm, int pp) {
  * tgN, positions 1..tg): the session's decode time over its target evaluations (a serial
  * session evaluates once a round; the first token comes from the prompt's row). */
 static double bench_decode(gen_model *gm, int tg) {
-    int32_t first = bench_token(7, gm->b.n_vocab);
-    gen_params p = {.max_tokens = tg + 1};
+    int32_t *toks = bench_fill(gm) ? bench_prompt(gm, 1, bench_token(7, gm->b.n_vocab)) : NULL;
+    if (!toks)
+        return 0;
+    gen_params p = {.max_tokens = tg + 1, .reuse_prefix = bench_depth > 0};
     gen_session s = {0};
     buf text;
     buf_init(&text, 1u << 20);
     double rate = 0;
-    if (gen_session_start(&s, gm, &p, &first, 1, NULL, NULL, false) == PACER_OK) {
+    if (gen_session_start(&s, gm, &p, toks, bench_depth + 1, NULL, NULL, false) == PACER_OK) {
         while (!s.done && gen_session_step(&s, &text) == PACER_OK)
             buf_reset(&text);
         if (s.t_decode_ns > 0)
@@ -268,6 +295,7 @@ static double bench_decode(gen_model *gm, int tg) {
     }
     buf_free(&text);
     gen_session_free(&s);
+    free(toks);
     return rate;
 }
 
@@ -332,8 +360,8 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
     fflush(stdout);
 }
 
-/* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN TOKENS_PER_S
- * CPU_S", the tests llama-bench runs (-p LIST -n N) on the same file; CPU_S is the
+/* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN[@dDEPTH]
+ * TOKENS_PER_S CPU_S", the tests llama-bench runs (-p LIST -n N -d DEPTH) on the same file; CPU_S is the
  * process CPU time the test took (on a shared machine, tokens per CPU second at one
  * thread tell kernel changes apart where wall time cannot). */
 static int bench_peer(const char *path, int threads, const char *pp_list, int tg) {
@@ -344,22 +372,25 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
     bench_model m;
-    if (!bench_open(&m, path, threads, (max_pp > tg ? max_pp : tg) + 8))
+    if (!bench_open(&m, path, threads, bench_depth + (max_pp > tg ? max_pp : tg) + 8))
         return 1;
     const engine_info *in = engine_get_info(m.e);
+    char at[24] = ""; /* the test's name after ppN / tgN, as llama-bench's "@ dD" */
+    if (bench_depth > 0)
+        snprintf(at, sizeof at, "@d%d", bench_depth);
     for (const char *s = pp_list; *s;) {
         int pp = atoi(s);
         if (pp > 0) {
             bench_warm_up(&m.gm, pp, 0);
             double c0 = clock_cpu_s(), ts = bench_prefill(&m.gm, pp);
-            printf("pacer\t%s\t%d\tpp%d\t%.3f\t%.3f\n", in->weight_type, threads, pp, ts, clock_cpu_s() - c0);
+            printf("pacer\t%s\t%d\tpp%d%s\t%.3f\t%.3f\n", in->weight_type, threads, pp, at, ts, clock_cpu_s() - c0);
         }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
     if (tg > 0) {
         bench_warm_up(&m.gm, 0, tg);
         double c0 = clock_cpu_s(), ts = bench_decode(&m.gm, tg);
-        printf("pacer\t%s\t%d\ttg%d\t%.3f\t%.3f\n", in->weight_type, threads, tg, ts, clock_cpu_s() - c0);
+        printf("pacer\t%s\t%d\ttg%d%s\t%.3f\t%.3f\n", in->weight_type, threads, tg, at, ts, clock_cpu_s() - c0);
     }
     fflush(stdout);
     bench_close(&m);
@@ -377,8 +408,9 @@ static const struct {
 static void usage(void) {
     fprintf(stderr, "usage: bench_engine                      the make bench table\n"
                     "       bench_engine --synth TYPE         make (if missing) and print the 1B-shaped model of TYPE\n"
-                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [--no-warmup]   one line per test\n"
-                    "(each test runs once untimed first, as llama-bench does, unless --no-warmup)\n");
+                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [-d DEPTH] [--no-warmup]   one line per test\n"
+                    "(each test runs once untimed first, as llama-bench does, unless --no-warmup; -d: DEPTH tokens\n"
+                    " already in the context, as llama-bench's -d)\n");
 }
 
 int main(int argc, char **argv) {
@@ -409,6 +441,8 @@ int main(int argc, char **argv) {
             pp_list = v;
         else if (strcmp(a, "-n") == 0)
             tg = atoi(v);
+        else if (strcmp(a, "-d") == 0 && atoi(v) >= 0)
+            bench_depth = atoi(v);
         else {
             usage();
             return 2;

@@ -8,6 +8,10 @@
 #   BENCH_TYPES   weight types (default "f16 q8_0 q4_0 q4_k"; a type bench_engine cannot
 #                 synthesize is reported and skipped)
 #   BENCH_PP      prompt lengths (default 128,512); BENCH_TG decode length (default 32)
+#   BENCH_DEPTH   tokens already in the context when each test starts (llama-bench's -d;
+#                 default 0): the tests are named ppN@dDEPTH, tgN@dDEPTH
+#   LLAMA_BENCH_ARGS  more llama-bench options, one value each (e.g. "-fa 0": its attention
+#                 without flash attention, faster in its decode at depth on some CPUs)
 #   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type (default 3)
 #   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S")
 # An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
@@ -22,6 +26,10 @@ TYPES=${BENCH_TYPES:-f16 q8_0 q4_0 q4_k}
 PP=${BENCH_PP:-128,512}
 TG=${BENCH_TG:-32}
 ROUNDS=${BENCH_ROUNDS:-3}
+DEPTH=${BENCH_DEPTH:-0}
+case $DEPTH in '' | *[!0-9]*) echo "bench-peers: BENCH_DEPTH must be a number of tokens, not '$DEPTH'" >&2; exit 2;; esac
+AT=""
+[ "$DEPTH" -gt 0 ] && AT="@d$DEPTH"
 ENGINE="$BUILD/bench/bench_engine"
 
 if [ ! -x "$LLAMA_BENCH" ]; then
@@ -49,7 +57,7 @@ failed() { # ENGINE TYPE STATUS
   echo "bench-peers: FAILED: $1 on $2 ($how); its later rounds were skipped" >>"$fails"
 }
 cflags=$(cat "$(dirname "$LLAMA_BENCH")/cflags" 2>/dev/null)
-echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)} against $ENGINE, $THREADS threads, pp $PP, tg $TG, $ROUNDS rounds interleaved" >&2
+echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE, $THREADS threads, pp $PP, tg $TG${AT:+, depth $DEPTH}, $ROUNDS rounds interleaved" >&2
 for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1
@@ -57,7 +65,8 @@ for type in $TYPES; do
     # one timed run a test per round, each after an untimed run of the same test (llama-bench
     # warms up itself, bench_engine the same way); llama-bench: jsonl, one object a test.
     # An engine that fails keeps the figures already measured and skips the type's rest.
-    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r 1 -o jsonl >"$out" 2>"$out.err"
+    # shellcheck disable=SC2086 # LLAMA_BENCH_ARGS: words on purpose
+    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" ${AT:+-d "$DEPTH"} ${LLAMA_BENCH_ARGS:-} -r 1 -o jsonl >"$out" 2>"$out.err"
     rc=$?
     if [ $rc -ne 0 ]; then
       failed llama-bench "$type" $rc
@@ -65,10 +74,10 @@ for type in $TYPES; do
     fi
     sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' "$out" |
       while read -r np ng ts; do
-        if [ "$ng" -gt 0 ]; then t="tg$ng"; else t="pp$np"; fi
+        if [ "$ng" -gt 0 ]; then t="tg$ng$AT"; else t="pp$np$AT"; fi
         echo "llama.cpp $type $t $r $ts"
       done >>"$raw"
-    "$ENGINE" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" >"$out" 2>"$out.err"
+    "$ENGINE" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTH" >"$out" 2>"$out.err"
     rc=$?
     if [ $rc -ne 0 ]; then
       failed bench_engine "$type" $rc
@@ -99,7 +108,9 @@ function hi(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2;
   rounds[key, $4] = 1
 }
 END {
-  printf "%-6s %-6s %24s %24s %8s %15s\n", "type", "test", "llama.cpp tok/s (range)", "pacer tok/s (range)", "ratio", "per round"
+  w = 6 # the test column: as wide as its longest name (tg32@d4096)
+  for (k = 1; k <= nk; k++) { split(order[k], kt, " "); if (length(kt[2]) > w) w = length(kt[2]) }
+  printf "%-6s %-*s %24s %24s %8s %15s\n", "type", w, "test", "llama.cpp tok/s (range)", "pacer tok/s (range)", "ratio", "per round"
   for (k = 1; k <= nk; k++) {
     key = order[k]; split(key, kt, " ")
     if (v["llama.cpp", key] == "" || v["pacer", key] == "") continue
@@ -111,7 +122,7 @@ END {
       if (rmax == "" || q > rmax) rmax = q
     }
     ml = median(v["llama.cpp", key]); mp = median(v["pacer", key])
-    printf "%-6s %-6s %8.1f (%6.1f-%6.1f) %8.1f (%6.1f-%6.1f) %8.2f %7.2f-%5.2f\n", kt[1], kt[2],
+    printf "%-6s %-*s %8.1f (%6.1f-%6.1f) %8.1f (%6.1f-%6.1f) %8.2f %7.2f-%5.2f\n", kt[1], w, kt[2],
       ml, lo(v["llama.cpp", key]), hi(v["llama.cpp", key]), mp, lo(v["pacer", key]), hi(v["pacer", key]),
       mp / ml, rmin, rmax
   }

@@ -643,7 +643,7 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
 }
 
 /* Q6_K: as Q8_0's VNNI tile per half sub-block (x + 128 against the signed weights, less
- * 128 * their sum), then the halves' int32 sums times the rows' scales. */
+ * 128 * their sum), then the halves' int32 sums times the rows' scales (as floats: exact). */
 T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
     __m512 acc[TILE_TOKENS_VNNI];

@@ -361,9 +361,9 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
 }
 
 /* Peer mode: one tab-separated line per test, "pacer TYPE THREADS ppN|tgN[@dDEPTH]
- * TOKENS_PER_S CPU_S", the tests llama-bench runs (-p LIST -n N -d DEPTH) on the same file; CPU_S is the
- * process CPU time the test took (on a shared machine, tokens per CPU second at one
- * thread tell kernel changes apart where wall time cannot). */
+ * TOKENS_PER_S CPU_S", the tests llama-bench runs (-p LIST -n N -d DEPTH) on the same
+ * file; CPU_S is the process CPU time the test took (on a shared machine, tokens per CPU
+ * second at one thread tell kernel changes apart where wall time cannot). */
 static int bench_peer(const char *path, int threads, const char *pp_list, int tg) {
     int max_pp = 0;
     for (const char *s = pp_list; *s;) {
@@ -441,9 +441,15 @@ int main(int argc, char **argv) {
             pp_list = v;
         else if (strcmp(a, "-n") == 0)
             tg = atoi(v);
-        else if (strcmp(a, "-d") == 0 && atoi(v) >= 0)
-            bench_depth = atoi(v);
-        else {
+        else if (strcmp(a, "-d") == 0) {
+            char *end;
+            long d = strtol(v, &end, 10);
+            if (end == v || *end || d < 0 || d > 1 << 20) {
+                fprintf(stderr, "bench_engine: -d wants a number of tokens, not '%s'\n", v);
+                return 2;
+            }
+            bench_depth = (int)d;
+        } else {
             usage();
             return 2;
         }

@@ -84,10 +84,7 @@ T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsign
             w[k] = load_2x256(a->q[sb] + 32 * k, c->q[sb] + 32 * k);
         _mm512_store_ps(sc, scales_2x8(a->d, c->d));
         for (int h = 0; h < 2; h++)
-            _mm512_store_ps(st->si[i] + 16 * h,
-                            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
-                                _mm_loadl_epi64((const __m128i *)a->sc[2 * sb + h]),
-                                _mm_loadl_epi64((const __m128i *)c->sc[2 * sb + h])))));
+            _mm512_store_ps(st->si[i] + 16 * h, _mm512_cvtepi32_ps(i8x16_epi32(a->sc[2 * sb + h], c->sc[2 * sb + h])));
     }
     for (int k = 0; k < 8; k++)
         _mm512_store_si512((__m512i *)(st->b[i] + 64 * k), w[k]);

@@ -550,6 +550,14 @@ T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int 
     return _mm512_add_epi32(c0, c1);
 }
 
+/* 128 times the sum of the signed weights w[k0 .. k0 + n - 1] in each lane: what x + 128
+ * (activations with the top bit flipped) against them adds to their products. */
+T_VNNI INLINE __m512i dp_top(const __m512i *w, int k0, int n) {
+    const __m512i top = _mm512_set1_epi8((char)0x80);
+    const __m512i tops[8] = {top, top, top, top, top, top, top, top};
+    return dp_chains(tops, w, k0, n);
+}
+
 /* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
  * nibbles against the signed activations: the sums are those of the AVX2 kernel. */
 T_VNNI INLINE __m512i nib_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
@@ -650,7 +658,6 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
     const __m512i top = _mm512_set1_epi8((char)0x80);
-    const __m512i tops[8] = {top, top, top, top, top, top, top, top};
     for (int b = 0; b < nsup; b++, pa++, pb++) {
         __m512 dw = scales_2x8(pa->d, pb->d);
         for (int sb = 0; sb < 8; sb++) {
@@ -658,11 +665,9 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
 #pragma GCC unroll 8
             for (int k = 0; k < 8; k++)
                 w[k] = load_2x256(pa->q[sb] + 32 * k, pb->q[sb] + 32 * k);
-            __m512i off0 = dp_chains(tops, w, 0, 4), off1 = dp_chains(tops, w, 4, 4);
-            __m512 sc0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
-                _mm_loadl_epi64((const __m128i *)pa->sc[2 * sb]), _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb]))));
-            __m512 sc1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(
-                _mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + 1]), _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + 1]))));
+            __m512i off0 = dp_top(w, 0, 4), off1 = dp_top(w, 4, 4);
+            __m512 sc0 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb], pb->sc[2 * sb]));
+            __m512 sc1 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]));
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
@@ -715,8 +720,6 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         return _mm512_fmadd_ps(dx, v, acc);
     }
     /* Q8_0 and Q6_K: x + 128 against the signed weights, less 128 * their sum */
-    const __m512i top = _mm512_set1_epi8((char)0x80);
-    const __m512i tops[8] = {top, top, top, top, top, top, top, top};
     const int8_t *qa, *qb;
     __m512 dw;
     if (t == GGML_TYPE_Q6_K) {
@@ -739,14 +742,13 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         __m512i h[2];
 #pragma GCC unroll 2
         for (int half = 0; half < 2; half++) {
-            __m512i sc = _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)pa->sc[2 * sb + half]),
-                                                                 _mm_loadl_epi64((const __m128i *)pb->sc[2 * sb + half])));
-            __m512i d = _mm512_sub_epi32(dp_chains(bc, w, 4 * half, 4), dp_chains(tops, w, 4 * half, 4));
+            __m512i sc = i8x16_epi32(pa->sc[2 * sb + half], pb->sc[2 * sb + half]);
+            __m512i d = _mm512_sub_epi32(dp_chains(bc, w, 4 * half, 4), dp_top(w, 4 * half, 4));
             h[half] = _mm512_mullo_epi32(d, sc);
         }
         s = _mm512_add_epi32(h[0], h[1]);
     } else {
-        s = _mm512_sub_epi32(dp_chains(bc, w, 0, 8), dp_chains(tops, w, 0, 8));
+        s = _mm512_sub_epi32(dp_chains(bc, w, 0, 8), dp_top(w, 0, 8));
     }
     return _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(s), acc);
 }

@@ -80,6 +80,12 @@ T_VNNI INLINE __m512 u8x16_ps(const uint8_t *a, const uint8_t *b) {
     return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
 }
 
+/* Two groups' int8 bytes (8 + 8) as 16 int32: Q6_K's scales of one half sub-block. */
+T_VNNI INLINE __m512i i8x16_epi32(const int8_t *a, const int8_t *b) {
+    __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a), _mm_loadl_epi64((const __m128i *)b));
+    return _mm512_cvtepi8_epi32(v);
+}
+
 /* kern_gemm_packed at the VNNI and AMX levels (nblk = n_in / 32): kernels_pack.c, kernels_amx.c. */
 void kern_gemm_vnni(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                     size_t act_stride, int nb, float *out, int ldo);

@@ -183,13 +183,15 @@ static void quantize_q8_scalar(const float *x, kern_q8_block *y, int n) {
         for (int j = 0; j < 32; j++)
             amax = fmaxf(amax, fabsf(x[j]));
         float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        int sum = 0;
+        int sum = 0, lo = 0;
         for (int j = 0; j < 32; j++) {
             y[b].qs[j] = (int8_t)nearbyintf(x[j] * id);
             sum += y[b].qs[j];
+            lo += j < 16 ? y[b].qs[j] : 0;
         }
         y[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
-        y[b].sum = sum;
+        y[b].sum = (int16_t)sum;
+        y[b].sum_lo = (int16_t)lo;
     }
 }
 
@@ -298,17 +300,18 @@ T_AVX2 static void quantize_q8_avx2(const float *x, kern_q8_block *y, int n) {
 #define Q8R(v) _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v, mul), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
         __m256i i0 = Q8R(v0), i1 = Q8R(v1), i2 = Q8R(v2), i3 = Q8R(v3);
 #undef Q8R
-        __m256i s = _mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3));
-        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        s4 = _mm_hadd_epi32(s4, s4);
-        s4 = _mm_hadd_epi32(s4, s4);
+        __m256i lo = _mm256_add_epi32(i0, i1), hi = _mm256_add_epi32(i2, i3);
+        __m128i s4 = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)),
+                                    _mm_add_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1)));
+        s4 = _mm_hadd_epi32(s4, s4); /* the sums of elements 0..15 and 16..31 */
         /* int32 -> int16 -> int8 packs work within 128-bit lanes: put the lanes back in order */
         __m256i p16 = _mm256_packs_epi32(i0, i1), p16b = _mm256_packs_epi32(i2, i3);
         __m256i p8 = _mm256_packs_epi16(p16, p16b);
         p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256((__m256i *)y[b].qs, p8);
         y[b].d = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
-        y[b].sum = _mm_cvtsi128_si32(s4);
+        y[b].sum_lo = (int16_t)_mm_cvtsi128_si32(s4);
+        y[b].sum = (int16_t)(y[b].sum_lo + _mm_extract_epi32(s4, 1));
     }
 }
 #endif

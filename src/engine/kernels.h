@@ -23,12 +23,13 @@ const char *kern_level_name(kern_level l);
 
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);
-/* Activations of Q8_0, Q4_0 and Q4_K weights: 32 values quantized as ggml's Q8_0 does (d =
- * amax / 127 rounded through F16, q = round(x / d), ties to even), with the scale as a
- * float and the sum of the quants (for Q4_0's offset of 8). */
+/* Activations of Q8_0, Q4_0, Q4_K and Q6_K weights: 32 values quantized as ggml's Q8_0 does
+ * (d = amax / 127 rounded through F16, q = round(x / d), ties to even), with the scale as a
+ * float, the sum of the quants (for Q4_0's offset of 8, Q4_K's mins) and the sum of the
+ * first 16 (for Q6_K's offset of 32, per half: sum_lo and sum - sum_lo); |sum| <= 32 * 127. */
 typedef struct kern_q8_block {
     float d;
-    int32_t sum;
+    int16_t sum, sum_lo;
     int8_t qs[32];
 } kern_q8_block;
 

@@ -77,11 +77,12 @@ T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsign
         nib_unpack_vnni(a->q[b % 8], c->q[b % 8], w);
         _mm512_store_ps(sc, _mm512_mul_ps(scales_2x8(a->d, c->d), u8x16_ps(a->sc[b % 8], c->sc[b % 8])));
         _mm512_store_ps(sc + 16, _mm512_mul_ps(scales_2x8(a->dmin, c->dmin), u8x16_ps(a->m[b % 8], c->m[b % 8])));
-    } else { /* Q6_K: the values q - 32, signed */
+    } else { /* Q6_K: the quants unpacked, less 32: the values, signed */
         const pk_q6_K *a = (const pk_q6_K *)pa + b / 8, *c = (const pk_q6_K *)pb + b / 8;
         int sb = b % 8;
+        q6_unpack_vnni(a->q[sb], c->q[sb], w);
         for (int k = 0; k < 8; k++)
-            w[k] = load_2x256(a->q[sb] + 32 * k, c->q[sb] + 32 * k);
+            w[k] = _mm512_sub_epi8(w[k], _mm512_set1_epi8(32));
         _mm512_store_ps(sc, scales_2x8(a->d, c->d));
         for (int h = 0; h < 2; h++)
             _mm512_store_ps(st->si[i] + 16 * h, _mm512_cvtepi32_ps(i8x16_epi32(a->sc[2 * sb + h], c->sc[2 * sb + h])));

@@ -1,6 +1,6 @@
 /* kernels_kpack.c - Q4_K and Q6_K matrices into kernels_pack.h's group layouts: scales
  * and mins unpacked to bytes per row, quants re-laid per 32-element sub-block as Q4_0's
- * nibbles (Q4_K) or Q8_0's bytes (Q6_K, the values q - 32). */
+ * nibbles (Q4_K; Q6_K's low 4 bits, then its high 2 bits). */
 #include "engine/kernels_pack.h"
 
 #include <string.h>
@@ -22,20 +22,24 @@ static void fill_q4_K(pk_q4_K *pk, int i, const block_q4_K *blk) {
     }
 }
 
-/* Element e (0..255) of a Q6_K block, minus 32 (dequantize_row_q6_K's layout). */
-static int q6_K_value(const block_q6_K *b, int e) {
+/* Quant e (0..255, 0..63) of a Q6_K block (dequantize_row_q6_K's layout). */
+static int q6_K_quant(const block_q6_K *b, int e) {
     int n = e / 128, quarter = e % 128 / 32, l = e % 32;
     int low = b->ql[64 * n + l + (quarter & 1) * 32];
     int nib = quarter >= 2 ? low >> 4 : low & 0x0F;
-    return (nib | ((b->qh[32 * n + l] >> (2 * quarter)) & 3) << 4) - 32;
+    return nib | ((b->qh[32 * n + l] >> (2 * quarter)) & 3) << 4;
 }
 
 static void fill_q6_K(pk_q6_K *pk, int i, const block_q6_K *blk) {
     pk->d[i] = blk->d;
     for (int k = 0; k < 16; k++)
         pk->sc[k][i] = blk->scales[k];
-    for (int e = 0; e < QK_K; e++)
-        pk->q[e / 32][(e % 32 / 4 * 8 + i) * 4 + e % 4] = (int8_t)q6_K_value(blk, e);
+    for (int e = 0; e < QK_K; e++) {
+        int q = q6_K_quant(blk, e), l = e % 32, j = l % 4;
+        uint8_t *sub = pk->q[e / 32];
+        sub[(l % 16 / 4 * 8 + i) * 4 + j] |= (uint8_t)((q & 0x0F) << (l < 16 ? 0 : 4));
+        sub[PK_Q6_LO + (l / 16 * 8 + i) * 4 + j] |= (uint8_t)((q >> 4) << (2 * (l % 16 / 4)));
+    }
 }
 
 /* K-quant groups [g0, g1): a group block per super-block, padding rows with scale 0. */

@@ -7,7 +7,9 @@
  * a high nibble, which are elements 4k+j and 16+4k+j; Q8_0: 8 chunks). A Q4_K group block
  * covers a 256-element super-block: the 8 rows' d and dmin, their 6-bit scales and mins
  * unpacked to bytes, and each 32-element sub-block's nibbles laid out as Q4_0's. Q6_K: the
- * rows' d and int8 scales, and per sub-block the values q - 32 as bytes laid out as Q8_0's.
+ * rows' d and int8 scales, and per sub-block the quants' low 4 bits laid out as Q4_0's
+ * nibbles, then their high 2 bits (kernels_pack.h): 210 bytes a row and super-block, as in
+ * the file.
  *
  * Every output is computed the same way on every level and for every batch size: per
  * block the exact integer dot product s, then acc = fma(d_w * d_x, (float)s, acc), blocks
@@ -113,17 +115,24 @@ static void q4_K_scalar(const pk_q4_K *pk, int nsup, const kern_q8_block *x, flo
         }
 }
 
+/* Row i's quant of element l (0..31) in a Q6_K sub-block (kernels_pack.h's layout). */
+static int q6_quant(const uint8_t *sub, int i, int l) {
+    int j = l % 4, m = l % 16 / 4;
+    int lo = sub[(m * 8 + i) * 4 + j] >> (l < 16 ? 0 : 4) & 0x0F;
+    return lo | (sub[PK_Q6_LO + (l / 16 * 8 + i) * 4 + j] >> (2 * m) & 3) << 4;
+}
+
 /* One Q6_K group times one token's blocks: per sub-block s = sc_lo * (sum over elements
- * 0..15) + sc_hi * (sum over 16..31), exact, then acc = fma(d * d_x, (float)s, acc). */
+ * 0..15) + sc_hi * (sum over 16..31) of (q - 32) * x, exact, then acc = fma(d * d_x,
+ * (float)s, acc). */
 static void q6_K_scalar(const pk_q6_K *pk, int nsup, const kern_q8_block *x, float *acc) {
     for (int b = 0; b < nsup; b++, pk++)
         for (int sb = 0; sb < 8; sb++) {
             const kern_q8_block *xb = &x[b * 8 + sb];
             for (int i = 0; i < 8; i++) {
                 int half[2] = {0, 0};
-                for (int k = 0; k < 8; k++)
-                    for (int j = 0; j < 4; j++)
-                        half[k / 4] += pk->q[sb][(k * 8 + i) * 4 + j] * xb->qs[4 * k + j];
+                for (int l = 0; l < 32; l++)
+                    half[l / 16] += (q6_quant(pk->q[sb], i, l) - 32) * xb->qs[l];
                 int s = pk->sc[2 * sb][i] * half[0] + pk->sc[2 * sb + 1][i] * half[1];
                 acc[i] = fmaf(ggml_fp16_to_fp32(pk->d[i]) * xb->d, (float)s, acc[i]);
             }
@@ -363,8 +372,49 @@ T_AVX2 INLINE __m256i scale_pairs_avx2(const int8_t *p) {
     return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(v, 16));
 }
 
-/* Q6_K: weights q - 32 in [-32, 31]; |w| times x with w's sign as Q8_0's tile, each half
- * (4 chunks, |sum| <= 4 * 2 * 32 * 127 < 32768) summed in int16 and scaled by vpmaddwd. */
+/* Half c (elements 16c..16c+15) of a Q6_K sub-block of 8 rows (kernels_pack.h) as 4
+ * registers of quants 0..63, w[m] holding elements 16c+4m..16c+4m+3 of every row: the low
+ * bits nib_unpack_avx2's, the high bits from their byte by 16-bit shifts (bits 4 and 5 of
+ * each byte come from its own bits). */
+T_AVX2 INLINE void q6_unpack_half_avx2(const uint8_t *q, int c, __m256i *w) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x30);
+    __m256i h = _mm256_loadu_si256((const __m256i *)(q + PK_Q6_LO + 32 * c));
+    __m256i hs[4] = {_mm256_slli_epi16(h, 4), _mm256_slli_epi16(h, 2), h, _mm256_srli_epi16(h, 2)};
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * m));
+        if (c)
+            v = _mm256_srli_epi16(v, 4);
+        w[m] = _mm256_or_si256(_mm256_and_si256(v, m4), _mm256_and_si256(hs[m], m2));
+    }
+}
+
+/* sc * (the sum over a half's 4 chunks of quants w times activations bc) per row: the
+ * chunks two at a time in int16 (<= 2 * 2 * 63 * 127 < 32768), scaled by vpmaddwd. */
+T_AVX2 INLINE __m256i q6_half_avx2(const __m256i *w, const __m256i *bc, __m256i sc) {
+    __m256i p0 = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], bc[0]), _mm256_maddubs_epi16(w[1], bc[1]));
+    __m256i p1 = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], bc[2]), _mm256_maddubs_epi16(w[3], bc[3]));
+    return _mm256_add_epi32(_mm256_madd_epi16(p0, sc), _mm256_madd_epi16(p1, sc));
+}
+
+/* Q6_K's offset of 32, per row: 32 * (sc0 * (sum of x over elements 0..15) + sc1 * (16..31))
+ * by one vpmaddwd of the rows' (32 sc0, 32 sc1) pairs, sc32 (|32 sc| <= 4096), and xb's
+ * half sums (|sum| <= 16 * 127). */
+T_AVX2 INLINE __m256i q6_offset_avx2(__m256i sc32, const kern_q8_block *xb) {
+    uint32_t xs = (uint16_t)xb->sum_lo | (uint32_t)(uint16_t)(xb->sum - xb->sum_lo) << 16;
+    return _mm256_madd_epi16(sc32, _mm256_set1_epi32((int32_t)xs));
+}
+
+/* The rows' (32 * a, 32 * b) int16 pairs of two int8 scale runs. */
+T_AVX2 INLINE __m256i scale_halves_avx2(const int8_t *a, const int8_t *b) {
+    __m256i va = _mm256_slli_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)a)), 5);
+    __m256i vb = _mm256_slli_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)b)), 5);
+    return _mm256_or_si256(_mm256_and_si256(va, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(vb, 16));
+}
+
+/* Q6_K: the unsigned quants q against the signed activations (vpmaddubsw), per half scaled
+ * by its int8 scale, less 32 * the scaled activation sums: sc0 * h0 + sc1 * h1 exactly,
+ * h the halves' sums of (q - 32) * x. */
 T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_block *const *x, const int rn,
                                   float *const *o, int valid) {
     __m256 acc[TILE_TOKENS];
@@ -373,29 +423,20 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
     for (int b = 0; b < nsup; b++, pk++) {
         __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pk->d));
         for (int sb = 0; sb < 8; sb++) {
-            const int8_t *q = pk->q[sb];
-            __m256i aw[8];
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
-                aw[k] = _mm256_sign_epi8(v, v);
-            }
+            const uint8_t *q = pk->q[sb];
+            __m256i w[8];
+            prefetch_lines(q, 192);
+            q6_unpack_half_avx2(q, 0, w);
+            q6_unpack_half_avx2(q, 1, w + 4);
             __m256i sc0 = scale_pairs_avx2(pk->sc[2 * sb]), sc1 = scale_pairs_avx2(pk->sc[2 * sb + 1]);
+            __m256i sc32 = scale_halves_avx2(pk->sc[2 * sb], pk->sc[2 * sb + 1]);
 #pragma GCC unroll 4
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
-                __m256i h[2];
-#pragma GCC unroll 2
-                for (int half = 0; half < 2; half++) {
-                    h[half] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-                    for (int k = 4 * half; k < 4 * half + 4; k++) {
-                        __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
-                        __m256i sx = _mm256_sign_epi8(chunk_bc_avx2(xb, k), v);
-                        h[half] = _mm256_add_epi16(h[half], _mm256_maddubs_epi16(aw[k], sx));
-                    }
-                }
-                __m256i is = _mm256_add_epi32(_mm256_madd_epi16(h[0], sc0), _mm256_madd_epi16(h[1], sc1));
+                __m256i bc[8];
+                chunks_bc_avx2(xb, bc);
+                __m256i is = _mm256_add_epi32(q6_half_avx2(w, bc, sc0), q6_half_avx2(w + 4, bc + 4, sc1));
+                is = _mm256_sub_epi32(is, q6_offset_avx2(sc32, xb));
                 acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
             }
         }
@@ -428,38 +469,33 @@ T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, size_
                                    _mm256_mul_ps(dm, _mm256_set1_ps((float)xb->sum)));
         return _mm256_fmadd_ps(dx, v, acc);
     }
-    /* Q8_0 and Q6_K: |w| times x with w's sign; Q6_K's halves scaled by vpmaddwd */
-    const int8_t *q;
-    const ggml_half *dh;
-    __m256i sc[2];
-    if (t == GGML_TYPE_Q6_K) {
+    if (t == GGML_TYPE_Q6_K) { /* the tile's steps, a half's quants unpacked at a time */
         const pk_q6_K *p = (const pk_q6_K *)grp + b / 8;
-        q = p->q[b % 8], dh = p->d;
-        sc[0] = scale_pairs_avx2(p->sc[2 * (b % 8)]), sc[1] = scale_pairs_avx2(p->sc[2 * (b % 8) + 1]);
-        prefetch_pass(q, 256, end, next);
-    } else {
-        const pk_q8_0 *p = (const pk_q8_0 *)grp + b;
-        q = p->q, dh = p->d;
-        sc[0] = sc[1] = _mm256_set1_epi16(1);
-        prefetch_pass(p, 320, end, next);
-    }
-    __m256i is = _mm256_setzero_si256();
+        int sb = b % 8;
+        const uint8_t *q = p->q[sb];
+        prefetch_pass(q, 192, end, next);
+        __m256i w[4], is = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                            q6_offset_avx2(scale_halves_avx2(p->sc[2 * sb], p->sc[2 * sb + 1]), xb));
 #pragma GCC unroll 2
-    for (int half = 0; half < 2; half++) {
-        __m256i h = _mm256_setzero_si256();
-#pragma GCC unroll 4
-        for (int k = 4 * half; k < 4 * half + 4; k++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));
-            __m256i m = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v));
-            if (t == GGML_TYPE_Q6_K) /* 4 pairs <= 4 * 2 * 32 * 127: exact in int16 */
-                h = _mm256_add_epi16(h, m);
-            else /* Q8_0's pairs reach 2 * 128 * 127: widened one by one */
-                is = _mm256_add_epi32(is, _mm256_madd_epi16(m, sc[half]));
+        for (int c = 0; c < 2; c++) {
+            q6_unpack_half_avx2(q, c, w);
+            is = _mm256_add_epi32(is, q6_half_avx2(w, bc + 4 * c, scale_pairs_avx2(p->sc[2 * sb + c])));
         }
-        if (t == GGML_TYPE_Q6_K)
-            is = half ? _mm256_add_epi32(is, _mm256_madd_epi16(h, sc[1])) : _mm256_madd_epi16(h, sc[0]);
+        __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
+        return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc);
     }
-    __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)), dx);
+    /* Q8_0: |w| times x with w's sign, the pairs (up to 2 * 128 * 127) widened one by one */
+    const pk_q8_0 *p = (const pk_q8_0 *)grp + b;
+    prefetch_pass(p, 320, end, next);
+    __m256i is = _mm256_setzero_si256();
+    const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p->q + 32 * k));
+        __m256i m = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bc[k], v));
+        is = _mm256_add_epi32(is, _mm256_madd_epi16(m, ones));
+    }
+    __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
     return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc);
 }
 
@@ -650,35 +686,40 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
         store16(o[t], valid, acc[t]);
 }
 
-/* Q6_K: as Q8_0's VNNI tile per half sub-block (x + 128 against the signed weights, less
- * 128 * their sum), then the halves' int32 sums times the rows' scales (as floats: exact). */
+/* Q6_K's halves' sums h of (q - 32) * x as floats (exact: |h| <= 16 * 32 * 127): vpdpbusd of
+ * the unsigned quants w against the activations bc, less 32 * the half's activation sum. */
+T_VNNI INLINE void q6_halves_vnni(const __m512i *w, const __m512i *bc, const kern_q8_block *xb, __m512 *h) {
+    h[0] = _mm512_cvtepi32_ps(_mm512_sub_epi32(dp_chains(w, bc, 0, 4), _mm512_set1_epi32(32 * xb->sum_lo)));
+    h[1] = _mm512_cvtepi32_ps(
+        _mm512_sub_epi32(dp_chains(w, bc, 4, 4), _mm512_set1_epi32(32 * (xb->sum - xb->sum_lo))));
+}
+
+/* Q6_K: the halves' sums (q6_halves_vnni) times the rows' int8 scales in floats: h0 * sc0 +
+ * h1 * sc1, integers below 2^24 (|h * sc| <= 16 * 32 * 127 * 128), so exact (AMX's steps). */
 T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
-    const __m512i top = _mm512_set1_epi8((char)0x80);
     for (int b = 0; b < nsup; b++, pa++, pb++) {
         __m512 dw = scales_2x8(pa->d, pb->d);
         for (int sb = 0; sb < 8; sb++) {
             __m512i w[8];
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++)
-                w[k] = load_2x256(pa->q[sb] + 32 * k, pb->q[sb] + 32 * k);
-            __m512i off0 = dp_top(w, 0, 4), off1 = dp_top(w, 4, 4);
+            prefetch_lines(pa->q[sb], 192);
+            prefetch_lines(pb->q[sb], 192);
+            q6_unpack_vnni(pa->q[sb], pb->q[sb], w);
             __m512 sc0 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb], pb->sc[2 * sb]));
             __m512 sc1 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]));
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
                 __m512i bc[8];
+                __m512 h[2];
 #pragma GCC unroll 8
                 for (int k = 0; k < 8; k++)
-                    bc[k] = _mm512_xor_si512(chunk_bc_vnni(xb, k), top);
-                /* h0 * sc0 + h1 * sc1 in floats: integers below 2^24, so exact (AMX's steps) */
-                __m512 h0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(dp_chains(bc, w, 0, 4), off0));
-                __m512 h1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(dp_chains(bc, w, 4, 4), off1));
-                __m512 s = _mm512_fmadd_ps(h1, sc1, _mm512_mul_ps(h0, sc0));
+                    bc[k] = chunk_bc_vnni(xb, k);
+                q6_halves_vnni(w, bc, xb, h);
+                __m512 s = _mm512_fmadd_ps(h[1], sc1, _mm512_mul_ps(h[0], sc0));
                 acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), s, acc[t]);
             }
         }
@@ -688,10 +729,10 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
 }
 
 /* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)
- * times the block xb, whose chunks bc holds broadcast (Q8_0, Q6_K: with the top bit
- * flipped, x + 128), added to acc: each type's tile's steps for one token, so the bits are
- * the tile's. sd, sm: the super-block's d and dmin of both groups (Q4_K, Q6_K), made once
- * per super-block by the caller. */
+ * times the block xb, whose chunks bc holds broadcast (Q8_0: with the top bit flipped,
+ * x + 128), added to acc: each type's tile's steps for one token, so the bits are the
+ * tile's. sd, sm: the super-block's d and dmin of both groups (Q4_K, Q6_K), made once per
+ * super-block by the caller. */
 T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, size_t gsz, int b,
                                const kern_q8_block *xb, const __m512i *bc, __m512 sd, __m512 sm, __m512 acc) {
     size_t next = (GEMV_GROUPS - 1) * gsz;
@@ -719,38 +760,27 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(s), _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
         return _mm512_fmadd_ps(dx, v, acc);
     }
-    /* Q8_0 and Q6_K: x + 128 against the signed weights, less 128 * their sum */
-    const int8_t *qa, *qb;
-    __m512 dw;
-    if (t == GGML_TYPE_Q6_K) {
-        const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
-        qa = pa->q[b % 8], qb = pb->q[b % 8], dw = sd;
-        prefetch_pass(qa, 256, ga + gsz, next);
-        prefetch_pass(qb, 256, gb + gsz, next);
-    } else {
-        const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
-        qa = pa->q, qb = pb->q, dw = scales_2x8(pa->d, pb->d);
-        prefetch_pass(pa, 320, ga + gsz, next);
-        prefetch_pass(pb, 320, gb + gsz, next);
-    }
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++)
-        w[k] = load_2x256(qa + 32 * k, qb + 32 * k);
-    if (t == GGML_TYPE_Q6_K) {
+    if (t == GGML_TYPE_Q6_K) { /* the tile's steps */
         const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
         int sb = b % 8;
-        __m512i h[2];
-#pragma GCC unroll 2
-        for (int half = 0; half < 2; half++) {
-            __m512i sc = i8x16_epi32(pa->sc[2 * sb + half], pb->sc[2 * sb + half]);
-            __m512i d = _mm512_sub_epi32(dp_chains(bc, w, 4 * half, 4), dp_top(w, 4 * half, 4));
-            h[half] = _mm512_mullo_epi32(d, sc);
-        }
-        s = _mm512_add_epi32(h[0], h[1]);
-    } else {
-        s = _mm512_sub_epi32(dp_chains(bc, w, 0, 8), dp_top(w, 0, 8));
+        __m512 h[2];
+        prefetch_pass(pa->q[sb], 192, ga + gsz, next);
+        prefetch_pass(pb->q[sb], 192, gb + gsz, next);
+        q6_unpack_vnni(pa->q[sb], pb->q[sb], w);
+        q6_halves_vnni(w, bc, xb, h);
+        __m512 sc0 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb], pb->sc[2 * sb]));
+        __m512 sc1 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]));
+        return _mm512_fmadd_ps(_mm512_mul_ps(sd, dx), _mm512_fmadd_ps(h[1], sc1, _mm512_mul_ps(h[0], sc0)), acc);
     }
-    return _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(s), acc);
+    /* Q8_0: x + 128 against the signed weights, less 128 * their sum */
+    const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
+    prefetch_pass(pa, 320, ga + gsz, next);
+    prefetch_pass(pb, 320, gb + gsz, next);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++)
+        w[k] = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
+    s = _mm512_sub_epi32(dp_chains(bc, w, 0, 8), dp_top(w, 0, 8));
+    return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(pa->d, pb->d), dx), _mm512_cvtepi32_ps(s), acc);
 }
 
 /* Decode (one token) over GEMV_GROUPS groups a pass (two pairs), as the AVX2 kernel takes
@@ -763,7 +793,7 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
 T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int nblk, const kern_q8_block *x,
                              float *o, int valid) {
     enum { PAIRS = GEMV_GROUPS / 2 };
-    const bool kq = t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K, flip = t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q6_K;
+    const bool kq = t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K, flip = t == GGML_TYPE_Q8_0;
     const int span = kq ? 8 : 1; /* blocks a super-block */
     __m512 acc[PAIRS], sd[PAIRS], sm[PAIRS];
     for (int p = 0; p < PAIRS; p++)

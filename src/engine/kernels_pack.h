@@ -22,15 +22,21 @@ typedef struct pk_q4_K {
     uint8_t q[8][128]; /* per sub-block: pk_q4_0's q */
 } pk_q4_K;
 
+/* Q6_K's quants q (0..63; the weight is q - 32) per sub-block: their low 4 bits as pk_q4_0's
+ * q (byte (k * 8 + i) * 4 + j of row i: elements 4k + j and 16 + 4k + j, k < 4), then
+ * their high 2 bits, byte (c * 8 + i) * 4 + j holding element 16c + 4m + j's in bits 2m,
+ * 2m + 1 (c < 2, m < 4): six bits a weight, as in the file. */
+#define PK_Q6_LO 128
 typedef struct pk_q6_K {
     ggml_half d[8];
-    int8_t sc[16][8]; /* [16-element group][row] */
-    int8_t q[8][256]; /* per sub-block: pk_q8_0's q, the values q - 32 */
+    int8_t sc[16][8];  /* [16-element group][row] */
+    uint8_t q[8][192]; /* [sub-block]: PK_Q6_LO bytes of low bits, then 64 of high bits */
 } pk_q6_K;
 
 _Static_assert(sizeof(pk_q4_0) == 8 * sizeof(block_q4_0), "pk_q4_0 holds 8 blocks");
 _Static_assert(sizeof(pk_q4_K) == 8 * sizeof(block_q4_K) + 32, "pk_q4_K: 8 blocks, scales as bytes");
 _Static_assert(sizeof(pk_q8_0) == 8 * sizeof(block_q8_0), "pk_q8_0 holds 8 blocks");
+_Static_assert(sizeof(pk_q6_K) == 8 * sizeof(block_q6_K), "pk_q6_K holds 8 blocks");
 
 /* Packs Q4_K or Q6_K row groups [g0, g1) (kern_pack's contract; kernels_kpack.c). */
 void kern_pack_kquant(ggml_type t, const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst);
@@ -71,6 +77,22 @@ T_VNNI INLINE void nib_unpack_vnni(const uint8_t *qa, const uint8_t *qb, __m512i
         __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
         w[k] = _mm512_and_si512(v, m4);
         w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+}
+
+/* Two adjacent groups' Q6_K sub-blocks (kernels_pack.h's layout) as 8 registers of quants
+ * 0..63, w[k] holding elements 4k..4k+3 of all 16 rows: nib_unpack_vnni's low bits, each
+ * with its high 2 bits (16-bit shifts: bits 4 and 5 of each byte come from its own bits). */
+T_VNNI INLINE void q6_unpack_vnni(const uint8_t *qa, const uint8_t *qb, __m512i *w) {
+    const __m512i m2 = _mm512_set1_epi8(0x30);
+    nib_unpack_vnni(qa, qb, w);
+#pragma GCC unroll 2
+    for (int c = 0; c < 2; c++) { /* 0xEA: (shifted & m2) | w */
+        __m512i h = load_2x256(qa + PK_Q6_LO + 32 * c, qb + PK_Q6_LO + 32 * c);
+        w[4 * c] = _mm512_ternarylogic_epi32(_mm512_slli_epi16(h, 4), m2, w[4 * c], 0xEA);
+        w[4 * c + 1] = _mm512_ternarylogic_epi32(_mm512_slli_epi16(h, 2), m2, w[4 * c + 1], 0xEA);
+        w[4 * c + 2] = _mm512_ternarylogic_epi32(h, m2, w[4 * c + 2], 0xEA);
+        w[4 * c + 3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(h, 2), m2, w[4 * c + 3], 0xEA);
     }
 }
 

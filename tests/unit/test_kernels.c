@@ -114,8 +114,10 @@ static float f16_chain(const ggml_half *w, const float *x, int n) {
 
 /* Packed matrices: at every level, for every batch size and every split of the groups,
  * each output equals the scalar one-row dot bit for bit (F16: f16_chain); rows past n_out
- * are not written. */
-static void check_packed(ggml_type t, int rows, int n) {
+ * are not written. extreme: the integer sums at their bounds, every activation +1 or -1
+ * (quants of 127 and -127, token by token in turn) and Q6_K's every third block all quants
+ * 63, so that its 16-bit partial sums (AVX2) reach their largest. */
+static void check_packed_x(ggml_type t, int rows, int n, bool extreme) {
     enum { NB = 37 }; /* AMX takes tiles of 16 tokens: full tiles and remainders */
     static const int q_nbs[] = {1, 4, 7, 16, 19, 32, 37, 0};
     static const int f16_nbs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 19, 37, 0}; /* each tile size */
@@ -123,6 +125,8 @@ static void check_packed(ggml_type t, int rows, int n) {
     float *w = malloc(sizeof(float) * (size_t)rows * n), *x = malloc(sizeof(float) * NB * (size_t)n);
     fill(w, rows * n, 17 + (unsigned)rows);
     fill(x, NB * n, 23);
+    for (int i = 0; extreme && i < NB * n; i++)
+        x[i] = i / n % 2 ? -1.0f : 1.0f;
     /* a few large values, so blocks with extreme quants and mixed scales occur */
     for (int i = 0; i < rows * n; i += 97)
         w[i] *= 40;
@@ -147,6 +151,10 @@ static void check_packed(ggml_type t, int rows, int n) {
         }
         for (int i = 0; i < QK_K / 4; i += 5)
             k->qh[i] = 0xFF; /* quants of 63 and so values 31; 0 gives -32 */
+        if (extreme) {
+            memset(k->ql, 0xFF, sizeof k->ql);
+            memset(k->qh, 0xFF, sizeof k->qh);
+        }
     }
     int groups = kern_pack_groups(t, rows);
     kern_pack(t, wq, rb, n, rows, 0, groups / 2, pk); /* in two parts, as threads do */
@@ -187,6 +195,8 @@ static void check_packed(ggml_type t, int rows, int n) {
     free(out);
 }
 
+static void check_packed(ggml_type t, int rows, int n) { check_packed_x(t, rows, n, false); }
+
 Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q4_0, 8, 64);
     check_packed(GGML_TYPE_Q4_0, 27, 256);
@@ -199,6 +209,9 @@ Test(kernels, packed_equals_dots) {
     check_packed(GGML_TYPE_Q6_K, 8, 256);
     check_packed(GGML_TYPE_Q6_K, 35, 768);
     check_packed(GGML_TYPE_Q6_K, 17, 512);
+    check_packed_x(GGML_TYPE_Q6_K, 35, 768, true);
+    check_packed_x(GGML_TYPE_Q4_0, 27, 256, true);
+    check_packed_x(GGML_TYPE_Q8_0, 43, 160, true);
     check_packed(GGML_TYPE_F16, 16, 40);
     check_packed(GGML_TYPE_F16, 29, 67); /* a group of 13 rows; elements not a multiple of 8 */
     check_packed(GGML_TYPE_F16, 150, 67); /* decode's passes of 8 and 4 groups, and what is left */

@@ -174,7 +174,8 @@ static double kernel_rate(ggml_type t, int threads) {
 
 /* ---- checkpoints ---- */
 
-static int ensure_model(const char *type_name, ggml_type t, char *path, size_t len) {
+static int ensure_model(const char *type_name, quantize_scheme sch, char *path, size_t len) {
+    ggml_type t = sch.type;
     const char *dir = getenv("BUILD") ? getenv("BUILD") : "build";
     char d[512];
     snprintf(d, sizeof d, "%s/bench-models", dir);
@@ -201,9 +202,9 @@ static int ensure_model(const char *type_name, ggml_type t, char *path, size_t l
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) { /* K-quants: `pacer model quantize` of the F16 model */
         char src[600];
         quantize_job *qj = NULL;
-        if (ensure_model("f16", GGML_TYPE_F16, src, sizeof src) != 0)
+        if (ensure_model("f16", (quantize_scheme){GGML_TYPE_F16, false}, src, sizeof src) != 0)
             return -1;
-        pacer_err rc = quantize_open(src, t, &qj, err, sizeof err);
+        pacer_err rc = quantize_open_scheme(src, sch, &qj, err, sizeof err);
         if (rc == PACER_OK)
             rc = quantize_write(qj, path, err, sizeof err);
         quantize_close(qj);
@@ -397,12 +398,14 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     return 0;
 }
 
-/* The types --synth makes; the first three make the `make bench` table. */
+/* The types --synth makes (q4_k_m: llama.cpp's Q4_K_M mixture, quantize.h); the first three
+ * make the `make bench` table. */
 static const struct {
     const char *name;
-    ggml_type t;
-} bench_types[] = {{"f16", GGML_TYPE_F16},   {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0},
-                   {"q4_k", GGML_TYPE_Q4_K}, {"q6_k", GGML_TYPE_Q6_K}};
+    quantize_scheme s;
+} bench_types[] = {{"f16", {GGML_TYPE_F16, false}},  {"q8_0", {GGML_TYPE_Q8_0, false}},
+                   {"q4_0", {GGML_TYPE_Q4_0, false}}, {"q4_k", {GGML_TYPE_Q4_K, false}},
+                   {"q6_k", {GGML_TYPE_Q6_K, false}}, {"q4_k_m", {GGML_TYPE_Q4_K, true}}};
 #define BENCH_TABLE_TYPES 3
 
 static void usage(void) {
@@ -459,7 +462,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizeof bench_types / sizeof bench_types[0]; i++)
             if (strcmp(synth, bench_types[i].name) == 0) {
                 char path[600];
-                if (ensure_model(bench_types[i].name, bench_types[i].t, path, sizeof path) != 0)
+                if (ensure_model(bench_types[i].name, bench_types[i].s, path, sizeof path) != 0)
                     return 1;
                 printf("%s\n", path);
                 return 0;
@@ -474,10 +477,10 @@ int main(int argc, char **argv) {
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);
     for (size_t i = 0; i < BENCH_TABLE_TYPES; i++) {
         char path[600];
-        if (ensure_model(bench_types[i].name, bench_types[i].t, path, sizeof path) != 0)
+        if (ensure_model(bench_types[i].name, bench_types[i].s, path, sizeof path) != 0)
             continue;
-        bench_one(path, bench_types[i].t, 1, bw1);
-        bench_one(path, bench_types[i].t, 2, bw2);
+        bench_one(path, bench_types[i].s.type, 1, bw1);
+        bench_one(path, bench_types[i].s.type, 2, bw2);
     }
     return 0;
 }

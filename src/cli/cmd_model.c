@@ -183,8 +183,10 @@ static int model_info(int argc, char **argv) {
 static const char quantize_usage[] =
     "usage: pacer model quantize IN OUT --type T\n"
     "  Writes OUT, a copy of the GGUF checkpoint IN with its weight matrices in type T\n"
-    "  (f32, f16, bf16, q8_0, q4_0, q4_K, q6_K). IN must hold f32, f16 or bf16 matrices; norms\n"
-    "  are copied as they are; a matrix whose rows do not divide into T's blocks becomes q8_0.\n"
+    "  (f32, f16, bf16, q8_0, q4_0, q4_K, q6_K), or in q4_K_M, llama.cpp's mixture: q4_K, with\n"
+    "  the output matrix and half the layers' attn_v and ffn_down in q6_K. IN must hold f32,\n"
+    "  f16 or bf16 matrices; norms are copied as they are; a matrix whose rows do not divide\n"
+    "  into T's blocks becomes q8_0.\n"
     "  Deterministic: the same IN and T give the same bytes. The disk space OUT needs is printed\n"
     "  first; nothing is written when the volume lacks it. OUT appears only when complete.\n";
 
@@ -212,18 +214,18 @@ static int model_quantize(int argc, char **argv) {
         }
         pos[n_pos++] = argv[optind];
     }
-    ggml_type t;
+    quantize_scheme sch;
     if (n_pos != 2 || !type_name) {
         fputs(quantize_usage, stderr);
         return 1;
     }
-    if (!ggml_type_from_name(type_name, &t) || !quantize_type_supported(t)) {
+    if (!quantize_scheme_from_name(type_name, &sch)) {
         cli_error("model quantize: unknown type '%s' (%s)", type_name, quantize_type_list());
         return 1;
     }
     char err[512];
     quantize_job *j;
-    if (quantize_open(pos[0], t, &j, err, sizeof err)) {
+    if (quantize_open_scheme(pos[0], sch, &j, err, sizeof err)) {
         cli_error("model quantize: %s: %s", pos[0], err);
         return 1;
     }
@@ -245,8 +247,8 @@ static int model_quantize(int argc, char **argv) {
         cli_error("model quantize: %s", err);
         rc = 1;
     } else {
-        fprintf(stderr, "pacer: wrote %s: %d matrices %s", pos[1], conv, ggml_type_name(t));
-        if (fb) fprintf(stderr, ", %d q8_0 (rows not a multiple of %s's block)", fb, ggml_type_name(t));
+        fprintf(stderr, "pacer: wrote %s: %d matrices %s", pos[1], conv, quantize_scheme_name(sch));
+        if (fb) fprintf(stderr, ", %d q8_0 (rows not a multiple of %s's block)", fb, quantize_scheme_name(sch));
         fprintf(stderr, ", %d tensors copied as they were\n", copied);
     }
     quantize_close(j);

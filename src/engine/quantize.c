@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -29,7 +30,7 @@ typedef struct quantize_tensor {
 struct quantize_job {
     gguf_file *in;
     gguf_writer *w;
-    ggml_type type;
+    quantize_scheme scheme;
     quantize_tensor *t;
     int64_t n;
     buf header;   /* the header bytes, rendered at planning time */
@@ -46,11 +47,24 @@ bool quantize_type_supported(ggml_type t) {
     return false;
 }
 
-const char *quantize_type_list(void) { return "f32, f16, bf16, q8_0, q4_0, q4_K, q6_K"; }
+const char *quantize_type_list(void) { return "f32, f16, bf16, q8_0, q4_0, q4_K, q6_K, q4_K_M"; }
 
-/* llama.cpp's general.file_type of a checkpoint whose matrices are all of type t. */
-static uint32_t quantize_file_type(ggml_type t) {
-    switch (t) {
+bool quantize_scheme_from_name(const char *name, quantize_scheme *out) {
+    if (strcasecmp(name, "q4_K_M") == 0) {
+        *out = (quantize_scheme){GGML_TYPE_Q4_K, true};
+        return true;
+    }
+    *out = (quantize_scheme){GGML_TYPE_F16, false};
+    return ggml_type_from_name(name, &out->type) && quantize_type_supported(out->type);
+}
+
+const char *quantize_scheme_name(quantize_scheme s) { return s.k_m ? "q4_K_M" : ggml_type_name(s.type); }
+
+/* llama.cpp's general.file_type of a checkpoint of scheme s. */
+static uint32_t quantize_file_type(quantize_scheme s) {
+    if (s.k_m)
+        return 15; /* MOSTLY_Q4_K_M */
+    switch (s.type) {
     case GGML_TYPE_F32: return 0;
     case GGML_TYPE_F16: return 1;
     case GGML_TYPE_Q4_0: return 2;
@@ -165,8 +179,34 @@ static bool fits(ggml_type t, int64_t row) {
     return ti && row % ti->block_size == 0;
 }
 
+/* llama.cpp's layers that get more bits in its _M mixtures: layer i of n. */
+static bool more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+static bool name_has(const gguf_tensor *t, const char *part) { return strstr(t->name, part) != NULL; }
+
+/* Matrix i's type in the Q4_K_M mixture; *v and *down count the attn_v and ffn_down
+ * matrices met so far (llama.cpp numbers them in file order), nv and ndown in all. */
+static ggml_type k_m_type(const quantize_job *j, const gguf_tensor *t, int *v, int nv, int *down, int ndown,
+                          bool has_output) {
+    if (strcmp(t->name, "output.weight") == 0 || (!has_output && strcmp(t->name, "token_embd.weight") == 0))
+        return GGML_TYPE_Q6_K;
+    if (name_has(t, "attn_v.weight"))
+        return more_bits((*v)++, nv) ? GGML_TYPE_Q6_K : j->scheme.type;
+    if (name_has(t, "ffn_down"))
+        return more_bits((*down)++, ndown) ? GGML_TYPE_Q6_K : j->scheme.type;
+    return j->scheme.type;
+}
+
 /* Decides each tensor's output type; refuses quantized matrices. */
 static pacer_err plan_tensors(quantize_job *j, char *err, size_t err_len) {
+    int nv = 0, ndown = 0, v = 0, down = 0;
+    bool has_output = false;
+    for (int64_t i = 0; i < j->n; i++) {
+        const gguf_tensor *t = gguf_get_tensor(j->in, i);
+        nv += t->n_dims >= 2 && name_has(t, "attn_v.weight");
+        ndown += t->n_dims >= 2 && name_has(t, "ffn_down");
+        has_output |= strcmp(t->name, "output.weight") == 0;
+    }
     for (int64_t i = 0; i < j->n; i++) {
         quantize_tensor *q = &j->t[i];
         q->src = gguf_get_tensor(j->in, i);
@@ -177,7 +217,8 @@ static pacer_err plan_tensors(quantize_job *j, char *err, size_t err_len) {
                      q->src->name, ggml_type_name(q->src->type));
             return PACER_ERR_UNSUPPORTED;
         }
-        if (fits(j->type, q->src->ne[0])) q->out = j->type, q->how = 1;
+        ggml_type want = j->scheme.k_m ? k_m_type(j, q->src, &v, nv, &down, ndown, has_output) : j->scheme.type;
+        if (fits(want, q->src->ne[0])) q->out = want, q->how = 1;
         else if (fits(GGML_TYPE_Q8_0, q->src->ne[0])) q->out = GGML_TYPE_Q8_0, q->how = 2;
     }
     for (int64_t i = 0; i < j->n; i++) j->counts[j->t[i].how]++;
@@ -191,11 +232,11 @@ static pacer_err plan_header(quantize_job *j) {
     for (int64_t i = 0; !rc && i < gguf_get_n_kv(j->in); i++) {
         const char *key = gguf_get_key(j->in, i);
         if (strcmp(key, "general.alignment") == 0) continue;
-        if (strcmp(key, "general.file_type") == 0) rc = gguf_writer_add_u32(j->w, key, quantize_file_type(j->type));
+        if (strcmp(key, "general.file_type") == 0) rc = gguf_writer_add_u32(j->w, key, quantize_file_type(j->scheme));
         else rc = gguf_writer_copy_kv(j->w, j->in, i);
     }
     if (!rc && gguf_find_key(j->in, "general.file_type") < 0)
-        rc = gguf_writer_add_u32(j->w, "general.file_type", quantize_file_type(j->type));
+        rc = gguf_writer_add_u32(j->w, "general.file_type", quantize_file_type(j->scheme));
     for (int64_t i = 0; !rc && i < j->n; i++)
         rc = gguf_writer_add_tensor(j->w, j->t[i].src->name, j->t[i].out, j->t[i].src->n_dims, j->t[i].src->ne);
     if (!rc) rc = gguf_writer_write_header(j->w, job_sink, j);
@@ -203,14 +244,18 @@ static pacer_err plan_header(quantize_job *j) {
 }
 
 pacer_err quantize_open(const char *in, ggml_type t, quantize_job **out, char *err, size_t err_len) {
+    return quantize_open_scheme(in, (quantize_scheme){t, false}, out, err, err_len);
+}
+
+pacer_err quantize_open_scheme(const char *in, quantize_scheme s, quantize_job **out, char *err, size_t err_len) {
     *out = NULL;
-    if (!quantize_type_supported(t)) {
-        snprintf(err, err_len, "quantize does not write %s (it writes %s)", ggml_type_name(t), quantize_type_list());
+    if (!quantize_type_supported(s.type) || (s.k_m && s.type != GGML_TYPE_Q4_K)) {
+        snprintf(err, err_len, "quantize does not write %s (it writes %s)", ggml_type_name(s.type), quantize_type_list());
         return PACER_ERR_UNSUPPORTED;
     }
     quantize_job *j = calloc(1, sizeof *j);
     if (!j) return PACER_ERR_NOMEM;
-    j->type = t;
+    j->scheme = s;
     buf_init(&j->header, QUANTIZE_HEADER_MAX);
     pacer_err rc = gguf_open(in, &j->in, err, err_len);
     if (rc) goto fail;

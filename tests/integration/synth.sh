@@ -64,6 +64,9 @@ check "shape checked" sh -c "[ $rc -eq 1 ] && [ ! -e '$TMP/bad.gguf' ] && grep -
 $PACER model synth -o "$TMP/no/such/x.gguf" $args 2>"$TMP/err"
 rc=$?
 check "synth: cannot create names the output" sh -c "[ $rc -eq 1 ] && grep -q \"^pacer: model synth: $TMP/no/such/x.gguf: cannot create: No such file or directory\$\" '$TMP/err'"
+$PACER model quantize "$TMP/a.gguf" "$TMP/q.gguf" --type q5_K_M 2>"$TMP/err"
+rc=$?
+check "quantize: an unknown type lists the ones it writes" sh -c "[ $rc -eq 1 ] && [ ! -e '$TMP/q.gguf' ] && grep -q \"unknown type 'q5_K_M' (.*q6_K, q4_K_M)\" '$TMP/err'"
 $PACER model quantize "$TMP/a.gguf" "$TMP/no/such/q.gguf" --type q8_0 2>"$TMP/err"
 rc=$?
 check "quantize: cannot create names the output" sh -c "[ $rc -eq 1 ] && grep -q 'cannot create $TMP/no/such/q.gguf: No such file or directory\$' '$TMP/err'"

@@ -121,6 +121,50 @@ Test(quantize, files_are_typed_sized_and_deterministic, .init = make_dir, .fini 
     }
 }
 
+/* q4_K_M: llama.cpp's mixture. With 16 layers its rule gives q6_K to layers 0, 1, 4, 7, 10,
+ * 13, 14 and 15's attn_v and ffn_down, and to output.weight; every other matrix is q4_K. */
+Test(quantize, q4_K_M_mixture, .init = make_dir, .fini = remove_dir) {
+    char src[128], out[128];
+    snprintf(src, sizeof src, "%s/m16.gguf", dir);
+    snprintf(out, sizeof out, "%s/m16-q4_K_M.gguf", dir);
+    synth_params p;
+    synth_params_default(&p);
+    p.dim = 256;
+    p.ffn = 512;
+    p.layers = 16;
+    p.type = GGML_TYPE_F16;
+    char err[256];
+    cr_assert_eq(synth_write(&p, src, err, sizeof err), PACER_OK, "%s", err);
+    quantize_scheme s;
+    cr_assert(quantize_scheme_from_name("Q4_K_M", &s) && s.k_m && s.type == GGML_TYPE_Q4_K);
+    cr_expect_str_eq(quantize_scheme_name(s), "q4_K_M");
+    quantize_scheme plain;
+    cr_assert(quantize_scheme_from_name("q6_k", &plain) && !plain.k_m && plain.type == GGML_TYPE_Q6_K);
+    cr_expect(!quantize_scheme_from_name("q5_K_M", &plain) && !quantize_scheme_from_name("q4_1", &plain));
+    quantize_job *j;
+    cr_assert_eq(quantize_open_scheme(src, s, &j, err, sizeof err), PACER_OK, "%s", err);
+    cr_assert_eq(quantize_write(j, out, err, sizeof err), PACER_OK, "%s", err);
+    quantize_close(j);
+    gguf_file *f;
+    cr_assert_eq(gguf_open(out, &f, err, sizeof err), PACER_OK, "%s", err);
+    cr_expect_eq(gguf_get_u32(f, "general.file_type", 99), 15);
+    int n6 = 0;
+    for (int64_t i = 0; i < gguf_get_n_tensors(f); i++) {
+        const gguf_tensor *t = gguf_get_tensor(f, i);
+        int layer = -1;
+        sscanf(t->name, "blk.%d.", &layer);
+        bool more = layer == 0 || layer == 1 || layer == 4 || layer == 7 || layer == 10 || layer >= 13;
+        ggml_type want = t->n_dims < 2                                                       ? t->type
+                         : strcmp(t->name, "output.weight") == 0                              ? GGML_TYPE_Q6_K
+                         : (strstr(t->name, "attn_v.") || strstr(t->name, "ffn_down.")) && more ? GGML_TYPE_Q6_K
+                                                                                              : GGML_TYPE_Q4_K;
+        cr_expect_eq(t->type, want, "%s is %s", t->name, ggml_type_name(t->type));
+        n6 += t->type == GGML_TYPE_Q6_K;
+    }
+    cr_expect_eq(n6, 17);
+    gguf_close(f);
+}
+
 Test(quantize, narrow_rows_fall_back_and_quantized_sources_are_refused, .init = make_dir, .fini = remove_dir) {
     char src[128], out[128], q8[128];
     snprintf(src, sizeof src, "%s/narrow.gguf", dir);

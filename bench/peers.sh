@@ -5,8 +5,8 @@
 # comes from `make interop` (or LLAMA_BENCH); bench_engine from `make bench`'s build.
 #   LLAMA_BENCH   llama-bench to run (default $PEERS_DIR/bin/llama-bench, PEERS_DIR=build-peers)
 #   BENCH_THREADS threads for both (default: the online CPUs)
-#   BENCH_TYPES   weight types (default "f16 q8_0 q4_0 q4_k"; a type bench_engine cannot
-#                 synthesize is reported and skipped)
+#   BENCH_TYPES   weight types (default "f16 q8_0 q4_0 q4_k"; also q6_k and q4_k_m, llama.cpp's
+#                 Q4_K_M mixture; a type bench_engine cannot synthesize is reported and skipped)
 #   BENCH_PP      prompt lengths (default 128,512); BENCH_TG decode length (default 32)
 #   BENCH_DEPTH   tokens already in the context when each test starts (llama-bench's -d;
 #                 default 0): the tests are named ppN@dDEPTH, tgN@dDEPTH

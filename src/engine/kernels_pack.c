@@ -366,10 +366,15 @@ T_AVX2 INLINE void q8_0_avx2_tile(const pk_q8_0 *pk, int nblk, const kern_q8_blo
         store8(o[t], valid, acc[t]);
 }
 
-/* 8 rows' int8 scales as int16 pairs (the scale in both halves of each 32-bit lane). */
-T_AVX2 INLINE __m256i scale_pairs_avx2(const int8_t *p) {
-    __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
-    return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(v, 16));
+/* A Q6_K sub-block's two runs of 8 rows' int8 scales (a = sc[2 sb], b = sc[2 sb + 1],
+ * adjacent) as int16 pairs in each row's 32-bit lane: sc[0] = (a, a), sc[1] = (b, b) for
+ * vpmaddwd against a half's sums, sc[2] = (32 a, 32 b) for q6_offset_avx2. One load. */
+T_AVX2 INLINE void q6_scales_avx2(const int8_t *a, __m256i *sc) {
+    __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a)); /* a0..a7, b0..b7 */
+    __m256i va = _mm256_permute4x64_epi64(v, 0x10), vb = _mm256_permute4x64_epi64(v, 0x32); /* rows 0-3 | 4-7 */
+    sc[0] = _mm256_unpacklo_epi16(va, va);
+    sc[1] = _mm256_unpacklo_epi16(vb, vb);
+    sc[2] = _mm256_slli_epi16(_mm256_unpacklo_epi16(va, vb), 5);
 }
 
 /* Half c (elements 16c..16c+15) of a Q6_K sub-block of 8 rows (kernels_pack.h) as 4
@@ -405,13 +410,6 @@ T_AVX2 INLINE __m256i q6_offset_avx2(__m256i sc32, const kern_q8_block *xb) {
     return _mm256_madd_epi16(sc32, _mm256_set1_epi32((int32_t)xs));
 }
 
-/* The rows' (32 * a, 32 * b) int16 pairs of two int8 scale runs. */
-T_AVX2 INLINE __m256i scale_halves_avx2(const int8_t *a, const int8_t *b) {
-    __m256i va = _mm256_slli_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)a)), 5);
-    __m256i vb = _mm256_slli_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)b)), 5);
-    return _mm256_or_si256(_mm256_and_si256(va, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(vb, 16));
-}
-
 /* Q6_K: the unsigned quants q against the signed activations (vpmaddubsw), per half scaled
  * by its int8 scale, less 32 * the scaled activation sums: sc0 * h0 + sc1 * h1 exactly,
  * h the halves' sums of (q - 32) * x. */
@@ -428,15 +426,15 @@ T_AVX2 INLINE void q6_K_avx2_tile(const pk_q6_K *pk, int nsup, const kern_q8_blo
             prefetch_lines(q, 192);
             q6_unpack_half_avx2(q, 0, w);
             q6_unpack_half_avx2(q, 1, w + 4);
-            __m256i sc0 = scale_pairs_avx2(pk->sc[2 * sb]), sc1 = scale_pairs_avx2(pk->sc[2 * sb + 1]);
-            __m256i sc32 = scale_halves_avx2(pk->sc[2 * sb], pk->sc[2 * sb + 1]);
+            __m256i sc[3];
+            q6_scales_avx2(pk->sc[2 * sb], sc);
 #pragma GCC unroll 4
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
                 __m256i bc[8];
                 chunks_bc_avx2(xb, bc);
-                __m256i is = _mm256_add_epi32(q6_half_avx2(w, bc, sc0), q6_half_avx2(w + 4, bc + 4, sc1));
-                is = _mm256_sub_epi32(is, q6_offset_avx2(sc32, xb));
+                __m256i is = _mm256_add_epi32(q6_half_avx2(w, bc, sc[0]), q6_half_avx2(w + 4, bc + 4, sc[1]));
+                is = _mm256_sub_epi32(is, q6_offset_avx2(sc[2], xb));
                 acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(xb->d)), _mm256_cvtepi32_ps(is), acc[t]);
             }
         }
@@ -474,12 +472,13 @@ T_AVX2 INLINE __m256 gemv_step_avx2(ggml_type t, const unsigned char *grp, size_
         int sb = b % 8;
         const uint8_t *q = p->q[sb];
         prefetch_pass(q, 192, end, next);
-        __m256i w[4], is = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                            q6_offset_avx2(scale_halves_avx2(p->sc[2 * sb], p->sc[2 * sb + 1]), xb));
+        __m256i w[4], sc[3];
+        q6_scales_avx2(p->sc[2 * sb], sc);
+        __m256i is = _mm256_sub_epi32(_mm256_setzero_si256(), q6_offset_avx2(sc[2], xb));
 #pragma GCC unroll 2
         for (int c = 0; c < 2; c++) {
             q6_unpack_half_avx2(q, c, w);
-            is = _mm256_add_epi32(is, q6_half_avx2(w, bc + 4 * c, scale_pairs_avx2(p->sc[2 * sb + c])));
+            is = _mm256_add_epi32(is, q6_half_avx2(w, bc + 4 * c, sc[c]));
         }
         __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d)), dx);
         return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(is), acc);

@@ -945,6 +945,39 @@ T_AVX512 static INL __m512 exp_avx512(__m512 x) {
     return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
 }
 
+/* max_avx2 64 at a time in four chains (vmaxps's latency no longer sets the pace); a NaN
+ * in the first operand gives the second, as there. Returns the count done. */
+T_AVX512 static int max_avx512(const float *s, int n, float *mx) {
+    if (n < 64)
+        return 0;
+    __m512 m[4] = {_mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY),
+                   _mm512_set1_ps(-INFINITY)};
+    int t = 0;
+    for (; t + 64 <= n; t += 64)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++)
+            m[c] = _mm512_max_ps(_mm512_loadu_ps(s + t + 16 * c), m[c]);
+    float l[16];
+    _mm512_storeu_ps(l, _mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
+    for (int i = 0; i < 16; i++)
+        if (l[i] > *mx)
+            *mx = l[i];
+    return t;
+}
+
+/* scale_round_avx2 16 at a time. */
+T_AVX512 static int scale_round_avx512(float *s, float inv, int n) {
+    __m512 vi = _mm512_set1_ps(inv);
+    int t = 0;
+    for (; t + 16 <= n; t += 16) {
+        __m512 v = _mm512_mul_ps(_mm512_loadu_ps(s + t), vi);
+        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q))
+            break;
+        _mm512_storeu_ps(s + t, _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+    }
+    return t;
+}
+
 /* exp_sum_avx2 16 at a time: the four quarters go into the four double lanes in order, as
  * two of its steps would. */
 T_AVX512 static int exp_sum_avx512(float *s, float mx, int n, double *l) {
@@ -1085,8 +1118,10 @@ void kern_softmax_f16(float *s, int n) {
     float mx = -INFINITY;
     int t = 0;
 #ifdef KF_X86
+    if (kern_get_level() >= KERN_AVX512)
+        t = max_avx512(s, n, &mx);
     if (kern_get_level() >= KERN_AVX2)
-        t = max_avx2(s, n, &mx);
+        t += max_avx2(s + t, n - t, &mx);
 #endif
     for (; t < n; t++)
         if (s[t] > mx)
@@ -1112,8 +1147,10 @@ void kern_softmax_f16(float *s, int n) {
     float inv = (float)(1.0 / sum);
     t = 0;
 #ifdef KF_X86
-    if (kern_get_level() >= KERN_AVX2)
-        t = scale_round_avx2(s, inv, n);
+    if (kern_get_level() >= KERN_AVX512)
+        t = scale_round_avx512(s, inv, n);
+    if (kern_get_level() >= KERN_AVX2) /* stops where the AVX-512 loop stopped at a NaN */
+        t += scale_round_avx2(s + t, inv, n - t);
 #endif
     for (; t < n; t++)
         s[t] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(s[t] * inv));

@@ -672,6 +672,15 @@ void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g
 /* ---------------- attention: many keys per pass ---------------- */
 
 #ifdef KF_X86
+/* Prefetches `rows` cache rows of hd F16 numbers, `stride` elements apart, from p: the keys
+ * or values a pass reads next (decode reads them from memory once, and the hardware's
+ * prefetch alone left the passes waiting on it). */
+static INL void prefetch_kv(const ggml_half *p, size_t stride, int rows, int hd) {
+    for (int t = 0; t < rows; t++)
+        for (int i = 0; i < hd; i += 32)
+            _mm_prefetch((const char *)(p + (size_t)t * stride + i), _MM_HINT_T0);
+}
+
 /* The transpose-reduce of 16 keys' lane sums (hd a multiple of 16), performing each key's
  * fixed tree: pairs of keys share a vector after the first step, four after the second, and
  * so on; the result's lanes are then put back in key order (lane t: key t's sum). */
@@ -703,6 +712,8 @@ T_AVX512 static void scores_shared_avx512(int nh, const ggml_half *k, size_t ks,
     _Alignas(64) float kf[16 * KV_HD_MAX];
     for (int t0 = 0; t0 < n; t0 += 16) {
         int m = n - t0 < 16 ? n - t0 : 16;
+        if (t0 + 32 < n) /* the block after next */
+            prefetch_kv(k + (size_t)(t0 + 32) * ks, ks, n - t0 - 32 < 16 ? n - t0 - 32 : 16, hd);
         for (int t = 0; t < 16; t++) {
             const ggml_half *kt = k + (size_t)(t0 + (t < m ? t : 0)) * ks;
             for (int i = 0; i < hd; i += 16)
@@ -1063,6 +1074,8 @@ static void values_shared(void (*block)(float *, const ggml_half *, size_t, int,
     for (int t0 = 0; t0 < most; t0 += kb) {
         int m = most - t0 < kb ? most - t0 : kb;
         block(vf, v + (size_t)t0 * vs, vs, m, hd);
+        if (t0 + kb < most) /* the next block, while these sums run */
+            prefetch_kv(v + (size_t)(t0 + kb) * vs, vs, most - t0 - kb < kb ? most - t0 - kb : kb, hd);
         for (int h = 0; h < nh; h += 4) {
             int H = nh - h < 4 ? nh - h : 4, c = m;
             for (int g = 0; g < H; g++)

@@ -184,7 +184,7 @@ static bool more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i -
 
 static bool name_has(const gguf_tensor *t, const char *part) { return strstr(t->name, part) != NULL; }
 
-/* Matrix i's type in the Q4_K_M mixture; *v and *down count the attn_v and ffn_down
+/* A matrix's type in the Q4_K_M mixture; *v and *down count the attn_v and ffn_down
  * matrices met so far (llama.cpp numbers them in file order), nv and ndown in all. */
 static ggml_type k_m_type(const quantize_job *j, const gguf_tensor *t, int *v, int nv, int *down, int ndown,
                           bool has_output) {

@@ -727,6 +727,22 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
         store16(o[t], valid, acc[t]);
 }
 
+/* nib_isum_vnni of two groups' nibble blocks against the activation chunks bc, unpacked as
+ * decode needs them: the high nibbles masked in place (16 x their value) into a chain of
+ * their own, whose sum, a multiple of 16, is shifted back down; exact (|sum| < 2^21), and
+ * one shift a block instead of one a register. */
+T_VNNI INLINE __m512i nib_dp_vnni(const uint8_t *qa, const uint8_t *qb, const __m512i *bc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), h4 = _mm512_set1_epi8((char)0xF0);
+    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
+        lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m4), bc[k]);
+        hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(v, h4), bc[k + 4]);
+    }
+    return _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+}
+
 /* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)
  * times the block xb, whose chunks bc holds broadcast (Q8_0: with the top bit flipped,
  * x + 128), added to acc: each type's tile's steps for one token, so the bits are the
@@ -745,8 +761,7 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
             qa = ((const pk_q4_K *)ga + b / 8)->q[b % 8], qb = ((const pk_q4_K *)gb + b / 8)->q[b % 8];
         prefetch_pass(qa, 192, ga + gsz, next);
         prefetch_pass(qb, 192, gb + gsz, next);
-        nib_unpack_vnni(qa, qb, w);
-        s = dp_chains(w, bc, 0, 8);
+        s = nib_dp_vnni(qa, qb, bc);
         if (t == GGML_TYPE_Q4_0) {
             const pk_q4_0 *pa = (const pk_q4_0 *)ga + b, *pb = (const pk_q4_0 *)gb + b;
             s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));

@@ -585,17 +585,10 @@ T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int 
     return _mm512_add_epi32(c0, c1);
 }
 
-/* 128 times the sum of the signed weights w[k0 .. k0 + n - 1] in each lane: what x + 128
- * (activations with the top bit flipped) against them adds to their products. */
-T_VNNI INLINE __m512i dp_top(const __m512i *w, int k0, int n) {
-    const __m512i top = _mm512_set1_epi8((char)0x80);
-    const __m512i tops[8] = {top, top, top, top, top, top, top, top};
-    return dp_chains(tops, w, k0, n);
-}
-
 /* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
- * nibbles against the signed activations: the sums are those of the AVX2 kernel. */
-T_VNNI INLINE __m512i nib_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
+ * bytes w (nibbles; Q8_0's quants + 128) against the signed activations: the sums are those
+ * of the AVX2 kernel, before their offsets come off. */
+T_VNNI INLINE __m512i u8_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
     __m512i s = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
@@ -617,7 +610,7 @@ T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk
 #pragma GCC unroll 8
         for (int t = 0; t < rn; t++) {
             const kern_q8_block *xb = &x[t][b];
-            __m512i s = _mm512_sub_epi32(nib_isum_vnni(w, xb), _mm512_set1_epi32(8 * xb->sum));
+            __m512i s = _mm512_sub_epi32(u8_isum_vnni(w, xb), _mm512_set1_epi32(8 * xb->sum));
             acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
         }
     }
@@ -642,7 +635,7 @@ T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
-                __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(nib_isum_vnni(w, xb)),
+                __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(u8_isum_vnni(w, xb)),
                                            _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
                 acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[t]);
             }
@@ -652,32 +645,34 @@ T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup
         store16(o[t], valid, acc[t]);
 }
 
-/* Q8_0: the activations made unsigned (x + 128, by flipping the top bit) against the signed
- * weights; 128 * (sum of the weights), from the same instruction, is taken off again. */
+/* Q8_0: the weights made unsigned (q + 128, by flipping the top bit) as they are loaded,
+ * against the signed activations; 128 * the activations' sum comes off again. (Before,
+ * the activations were flipped, for each token, and 128 * the weights' sum taken off by
+ * eight more vpdpbusd a block: the 8-token tile ran at 185-190 GB/s in cache on one
+ * Emerald Rapids core, now 201-208; stored flipped, the AVX2 kernels lost 6 %.) */
+T_VNNI INLINE __m512i q8_load_vnni(const pk_q8_0 *pa, const pk_q8_0 *pb, int k) {
+    return _mm512_xor_si512(load_2x256(pa->q + 32 * k, pb->q + 32 * k), _mm512_set1_epi8((char)0x80));
+}
+
+T_VNNI INLINE __m512i q8_off_vnni(const kern_q8_block *xb) { return _mm512_set1_epi32(128 * xb->sum); }
+
 T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
-    const __m512i top = _mm512_set1_epi8((char)0x80);
     for (int b = 0; b < nblk; b++, pa++, pb++) {
-        __m512i w[8], off = _mm512_setzero_si512();
+        __m512i w[8];
         prefetch_lines(pa, 320);
         prefetch_lines(pb, 320);
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            w[k] = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
-            off = _mm512_dpbusd_epi32(off, top, w[k]);
-        }
+        for (int k = 0; k < 8; k++)
+            w[k] = q8_load_vnni(pa, pb, k);
         __m512 dw = scales_2x8(pa->d, pb->d);
 #pragma GCC unroll 8
         for (int t = 0; t < rn; t++) {
             const kern_q8_block *xb = &x[t][b];
-            __m512i s = _mm512_setzero_si512();
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++)
-                s = _mm512_dpbusd_epi32(s, _mm512_xor_si512(chunk_bc_vnni(xb, k), top), w[k]);
-            s = _mm512_sub_epi32(s, off);
+            __m512i s = _mm512_sub_epi32(u8_isum_vnni(w, xb), q8_off_vnni(xb));
             acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
         }
     }
@@ -727,7 +722,7 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
         store16(o[t], valid, acc[t]);
 }
 
-/* nib_isum_vnni of two groups' nibble blocks against the activation chunks bc, unpacked as
+/* u8_isum_vnni of two groups' nibble blocks against the activation chunks bc, unpacked as
  * decode needs them: the high nibbles masked in place (16 x their value) into a chain of
  * their own, whose sum, a multiple of 16, is shifted back down; exact (|sum| < 2^21), and
  * one shift a block instead of one a register. */
@@ -744,10 +739,9 @@ T_VNNI INLINE __m512i nib_dp_vnni(const uint8_t *qa, const uint8_t *qb, const __
 }
 
 /* One pair's block b (of 32 elements; Q4_K and Q6_K: sub-block b % 8 of super-block b / 8)
- * times the block xb, whose chunks bc holds broadcast (Q8_0: with the top bit flipped,
- * x + 128), added to acc: each type's tile's steps for one token, so the bits are the
- * tile's. sd, sm: the super-block's d and dmin of both groups (Q4_K, Q6_K), made once per
- * super-block by the caller. */
+ * times the block xb, whose chunks bc holds broadcast, added to acc: each type's tile's
+ * steps for one token, so the bits are the tile's. sd, sm: the super-block's d and dmin of
+ * both groups (Q4_K, Q6_K), made once per super-block by the caller. */
 T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, size_t gsz, int b,
                                const kern_q8_block *xb, const __m512i *bc, __m512 sd, __m512 sm, __m512 acc) {
     size_t next = (GEMV_GROUPS - 1) * gsz;
@@ -786,14 +780,14 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         __m512 sc1 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]));
         return _mm512_fmadd_ps(_mm512_mul_ps(sd, dx), _mm512_fmadd_ps(h[1], sc1, _mm512_mul_ps(h[0], sc0)), acc);
     }
-    /* Q8_0: x + 128 against the signed weights, less 128 * their sum */
+    /* Q8_0: the tile's steps */
     const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
     prefetch_pass(pa, 320, ga + gsz, next);
     prefetch_pass(pb, 320, gb + gsz, next);
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
-        w[k] = load_2x256(pa->q + 32 * k, pb->q + 32 * k);
-    s = _mm512_sub_epi32(dp_chains(bc, w, 0, 8), dp_top(w, 0, 8));
+        w[k] = q8_load_vnni(pa, pb, k);
+    s = _mm512_sub_epi32(dp_chains(w, bc, 0, 8), q8_off_vnni(xb));
     return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(pa->d, pb->d), dx), _mm512_cvtepi32_ps(s), acc);
 }
 
@@ -807,7 +801,7 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
 T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int nblk, const kern_q8_block *x,
                              float *o, int valid) {
     enum { PAIRS = GEMV_GROUPS / 2 };
-    const bool kq = t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K, flip = t == GGML_TYPE_Q8_0;
+    const bool kq = t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K;
     const int span = kq ? 8 : 1; /* blocks a super-block */
     __m512 acc[PAIRS], sd[PAIRS], sm[PAIRS];
     for (int p = 0; p < PAIRS; p++)
@@ -827,8 +821,7 @@ T_VNNI INLINE void vnni_gemv(ggml_type t, const unsigned char *P, size_t gb, int
             __m512i bc[8];
 #pragma GCC unroll 8
             for (int k = 0; k < 8; k++)
-                bc[k] = flip ? _mm512_xor_si512(chunk_bc_vnni(&x[b], k), _mm512_set1_epi8((char)0x80))
-                             : chunk_bc_vnni(&x[b], k);
+                bc[k] = chunk_bc_vnni(&x[b], k);
 #pragma GCC unroll 2
             for (int p = 0; p < PAIRS; p++)
                 acc[p] = vnni_step(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, gb, b, &x[b], bc, sd[p],

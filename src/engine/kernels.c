@@ -190,9 +190,8 @@ static void quantize_q8_scalar(const float *x, kern_q8_block *y, int n) {
             lo += j < 16 ? y[b].qs[j] : 0;
         }
         y[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
-        y[b].sum = sum;
-        y[b].sum_lo = lo;
-        y[b].pad = 0;
+        y[b].sum = (int16_t)sum;
+        y[b].sum_lo = (int16_t)lo;
     }
 }
 
@@ -311,9 +310,8 @@ T_AVX2 static void quantize_q8_avx2(const float *x, kern_q8_block *y, int n) {
         p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256((__m256i *)y[b].qs, p8);
         y[b].d = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
-        y[b].sum_lo = _mm_cvtsi128_si32(s4);
-        y[b].sum = y[b].sum_lo + _mm_extract_epi32(s4, 1);
-        y[b].pad = 0;
+        y[b].sum_lo = (int16_t)_mm_cvtsi128_si32(s4);
+        y[b].sum = (int16_t)(y[b].sum_lo + _mm_extract_epi32(s4, 1));
     }
 }
 #endif

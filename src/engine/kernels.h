@@ -26,16 +26,12 @@ bool kern_weight_supported(ggml_type t);
 /* Activations of Q8_0, Q4_0, Q4_K and Q6_K weights: 32 values quantized as ggml's Q8_0 does
  * (d = amax / 127 rounded through F16, q = round(x / d), ties to even), with the scale as a
  * float, the sum of the quants (for Q4_0's offset of 8, Q4_K's mins) and the sum of the
- * first 16 (for Q6_K's offset of 32, per half: sum_lo and sum - sum_lo); pad is 0.
- * 48 bytes: int32 sums broadcast straight from memory (int16 ones cost AMX's Q4_K float
- * steps a shuffle each, 4 % of its in-cache rate), and the quants 16-byte aligned, where
- * AMX reads its tile rows (a 44-byte block cost its Q8_0 and Q4_0 5 %). */
+ * first 16 (for Q6_K's offset of 32, per half: sum_lo and sum - sum_lo); |sum| <= 32 * 127. */
 typedef struct kern_q8_block {
     float d;
-    int32_t sum, sum_lo, pad;
+    int16_t sum, sum_lo;
     int8_t qs[32];
 } kern_q8_block;
-_Static_assert(sizeof(kern_q8_block) == 48 && offsetof(kern_q8_block, qs) == 16, "kern_q8_block: 48 bytes, qs aligned");
 
 /* The kind of activation rows weights of type `t` multiply: GGML_TYPE_Q8_0 (meaning rows
  * of kern_q8_block) for Q8_0/Q4_0/Q4_K/Q6_K; F32 otherwise, rounded to F16 first for F16

@@ -85,7 +85,7 @@ T_AMX INLINE void amx_stage_b(ggml_type t, const unsigned char *pa, const unsign
             w[k] = _mm512_sub_epi8(w[k], _mm512_set1_epi8(32));
         _mm512_store_ps(sc, scales_2x8(a->d, c->d));
         for (int h = 0; h < 2; h++)
-            _mm512_store_ps(st->si[i] + 16 * h, _mm512_cvtepi32_ps(i8x16_epi32(a->sc[2 * sb + h], c->sc[2 * sb + h])));
+            _mm512_store_ps(st->si[i] + 16 * h, i8x16_ps(a->sc[2 * sb + h], c->sc[2 * sb + h]));
     }
     for (int k = 0; k < 8; k++)
         _mm512_store_si512((__m512i *)(st->b[i] + 64 * k), w[k]);
@@ -168,12 +168,11 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
                 continue;
             }
             __m512 s;
-            if (t == GGML_TYPE_Q6_K) { /* h0 * sc0 + h1 * sc1 in floats: integers below 2^24, so
-                                        * exact, the int32 sum's value (|h| <= 16 * 127 * 32) */
+            if (t == GGML_TYPE_Q6_K) {
                 const float *si = st->si[i0 + i];
                 __m512 h0 = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[2 * i] + 16 * m)));
                 __m512 h1 = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[2 * i + 1] + 16 * m)));
-                s = _mm512_fmadd_ps(h1, _mm512_load_ps(si + 16), _mm512_mul_ps(h0, _mm512_load_ps(si)));
+                s = q6_mix(h0, h1, _mm512_load_ps(si), _mm512_load_ps(si + 16));
             } else {
                 s = _mm512_cvtepi32_ps(_mm512_load_si512((const __m512i *)(cb[i] + 16 * m)));
             }

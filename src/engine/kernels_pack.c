@@ -688,8 +688,7 @@ T_VNNI INLINE void q6_halves_vnni(const __m512i *w, const __m512i *bc, const ker
         _mm512_sub_epi32(dp_chains(w, bc, 4, 4), _mm512_set1_epi32(32 * (xb->sum - xb->sum_lo))));
 }
 
-/* Q6_K: the halves' sums (q6_halves_vnni) times the rows' int8 scales in floats: h0 * sc0 +
- * h1 * sc1, integers below 2^24 (|h * sc| <= 16 * 32 * 127 * 128), so exact (AMX's steps). */
+/* Q6_K: the halves' sums (q6_halves_vnni) times the rows' int8 scales (q6_mix). */
 T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
     __m512 acc[TILE_TOKENS_VNNI];
@@ -702,8 +701,8 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
             prefetch_lines(pa->q[sb], 192);
             prefetch_lines(pb->q[sb], 192);
             q6_unpack_vnni(pa->q[sb], pb->q[sb], w);
-            __m512 sc0 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb], pb->sc[2 * sb]));
-            __m512 sc1 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]));
+            __m512 sc0 = i8x16_ps(pa->sc[2 * sb], pb->sc[2 * sb]);
+            __m512 sc1 = i8x16_ps(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]);
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
@@ -713,8 +712,7 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
                 for (int k = 0; k < 8; k++)
                     bc[k] = chunk_bc_vnni(xb, k);
                 q6_halves_vnni(w, bc, xb, h);
-                __m512 s = _mm512_fmadd_ps(h[1], sc1, _mm512_mul_ps(h[0], sc0));
-                acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), s, acc[t]);
+                acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), q6_mix(h[0], h[1], sc0, sc1), acc[t]);
             }
         }
     }
@@ -776,9 +774,9 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         prefetch_pass(pb->q[sb], 192, gb + gsz, next);
         q6_unpack_vnni(pa->q[sb], pb->q[sb], w);
         q6_halves_vnni(w, bc, xb, h);
-        __m512 sc0 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb], pb->sc[2 * sb]));
-        __m512 sc1 = _mm512_cvtepi32_ps(i8x16_epi32(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]));
-        return _mm512_fmadd_ps(_mm512_mul_ps(sd, dx), _mm512_fmadd_ps(h[1], sc1, _mm512_mul_ps(h[0], sc0)), acc);
+        __m512 sc0 = i8x16_ps(pa->sc[2 * sb], pb->sc[2 * sb]);
+        __m512 sc1 = i8x16_ps(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]);
+        return _mm512_fmadd_ps(_mm512_mul_ps(sd, dx), q6_mix(h[0], h[1], sc0, sc1), acc);
     }
     /* Q8_0: the tile's steps */
     const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;

@@ -102,10 +102,17 @@ T_VNNI INLINE __m512 u8x16_ps(const uint8_t *a, const uint8_t *b) {
     return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
 }
 
-/* Two groups' int8 bytes (8 + 8) as 16 int32: Q6_K's scales of one half sub-block. */
-T_VNNI INLINE __m512i i8x16_epi32(const int8_t *a, const int8_t *b) {
+/* Two groups' int8 bytes (8 + 8) as 16 floats: Q6_K's scales of one half sub-block. */
+T_VNNI INLINE __m512 i8x16_ps(const int8_t *a, const int8_t *b) {
     __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a), _mm_loadl_epi64((const __m128i *)b));
-    return _mm512_cvtepi8_epi32(v);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+}
+
+/* Q6_K's sub-block sum from its halves' sums h0, h1 and scales sc0, sc1, in floats:
+ * h0 * sc0 + h1 * sc1. Every value is an integer below 2^24 (|h * sc| <= 16 * 32 * 127 *
+ * 128), so this is exact, the int32 sum's value; the VNNI tile, decode and AMX all use it. */
+T_VNNI INLINE __m512 q6_mix(__m512 h0, __m512 h1, __m512 sc0, __m512 sc1) {
+    return _mm512_fmadd_ps(h1, sc1, _mm512_mul_ps(h0, sc0));
 }
 
 /* kern_gemm_packed at the VNNI and AMX levels (nblk = n_in / 32): kernels_pack.c, kernels_amx.c. */

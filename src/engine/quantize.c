@@ -184,17 +184,16 @@ static bool more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i -
 
 static bool name_has(const gguf_tensor *t, const char *part) { return strstr(t->name, part) != NULL; }
 
-/* A matrix's type in the Q4_K_M mixture; *v and *down count the attn_v and ffn_down
- * matrices met so far (llama.cpp numbers them in file order), nv and ndown in all. */
-static ggml_type k_m_type(const quantize_job *j, const gguf_tensor *t, int *v, int nv, int *down, int ndown,
-                          bool has_output) {
+/* A matrix's type in the Q4_K_M mixture (q4_K, or q6_K); *v and *down count the attn_v and
+ * ffn_down matrices met so far (llama.cpp numbers them in file order), nv and ndown in all. */
+static ggml_type k_m_type(const gguf_tensor *t, int *v, int nv, int *down, int ndown, bool has_output) {
     if (strcmp(t->name, "output.weight") == 0 || (!has_output && strcmp(t->name, "token_embd.weight") == 0))
         return GGML_TYPE_Q6_K;
     if (name_has(t, "attn_v.weight"))
-        return more_bits((*v)++, nv) ? GGML_TYPE_Q6_K : j->scheme.type;
+        return more_bits((*v)++, nv) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
     if (name_has(t, "ffn_down"))
-        return more_bits((*down)++, ndown) ? GGML_TYPE_Q6_K : j->scheme.type;
-    return j->scheme.type;
+        return more_bits((*down)++, ndown) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
+    return GGML_TYPE_Q4_K;
 }
 
 /* Decides each tensor's output type; refuses quantized matrices. */
@@ -217,7 +216,7 @@ static pacer_err plan_tensors(quantize_job *j, char *err, size_t err_len) {
                      q->src->name, ggml_type_name(q->src->type));
             return PACER_ERR_UNSUPPORTED;
         }
-        ggml_type want = j->scheme.k_m ? k_m_type(j, q->src, &v, nv, &down, ndown, has_output) : j->scheme.type;
+        ggml_type want = j->scheme.k_m ? k_m_type(q->src, &v, nv, &down, ndown, has_output) : j->scheme.type;
         if (fits(want, q->src->ne[0])) q->out = want, q->how = 1;
         else if (fits(GGML_TYPE_Q8_0, q->src->ne[0])) q->out = GGML_TYPE_Q8_0, q->how = 2;
     }

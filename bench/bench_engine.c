@@ -417,9 +417,9 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-    /* PACER_KERNELS=scalar|avx2|avx512|avx512vnni|amx measures a lower kernel level than the CPU's best */
+    /* PACER_KERNELS=scalar|avx2|avxvnni|avx512|avx512vnni|amx measures a lower kernel level than the CPU's best */
     const char *want = getenv("PACER_KERNELS");
-    for (int l = KERN_SCALAR; want && l <= KERN_AMX; l++)
+    for (int l = KERN_SCALAR; want && l < KERN_LEVELS; l++)
         if (strcmp(want, kern_level_name((kern_level)l)) == 0)
             kern_set_level((kern_level)l);
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";

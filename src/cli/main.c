@@ -48,23 +48,23 @@ static void usage(FILE *f) {
     fprintf(f, "\n'pacer COMMAND --help' describes a command.\n");
 }
 
-/* PACER_KERNELS=scalar|avx2|avx512|avx512vnni|amx runs the embedded engine at a lower kernel level than
+/* PACER_KERNELS=scalar|avx2|avxvnni|avx512|avx512vnni|amx runs the embedded engine at a lower kernel level than
  * this CPU's best (every level must give a working engine); a level the CPU lacks, or an
  * unknown name, is an error. Applies to every command, and so to the engine a managed run
  * starts (it inherits the environment). */
 static int kernels_from_env(void) {
     const char *want = getenv("PACER_KERNELS");
     if (!want || !*want) return 0;
-    for (int l = KERN_SCALAR; l <= KERN_AMX; l++) {
+    for (int l = KERN_SCALAR; l < KERN_LEVELS; l++) {
         if (strcmp(want, kern_level_name((kern_level)l)) != 0) continue;
-        if ((kern_level)l > kern_detect()) {
+        if ((kern_level)l > kern_detect() || !kern_level_supported((kern_level)l)) {
             cli_error("PACER_KERNELS=%s: this CPU has no %s (its best is %s)", want, want, kern_level_name(kern_detect()));
             return 1;
         }
         kern_set_level((kern_level)l);
         return 0;
     }
-    cli_error("PACER_KERNELS=%s: expected scalar, avx2 or avx512 (or avx512vnni, amx)", want);
+    cli_error("PACER_KERNELS=%s: expected scalar, avx2 or avx512 (or avxvnni, avx512vnni, amx)", want);
     return 1;
 }
 

@@ -231,7 +231,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     for (int i = 0; i < 3; i++)
         if (kern_pack_supported(qkv[i]->type) && kern_pack_rows(qkv[i]->type) > e->group_rows)
             e->group_rows = kern_pack_rows(qkv[i]->type);
-    bool narrow = kern_get_level() <= KERN_AVX2 && wt != GGML_TYPE_F16;
+    bool narrow = kern_get_level() < KERN_AVX512 && wt != GGML_TYPE_F16;
     e->batch = narrow ? ENGINE_BATCH_AVX2_QUANT : ENGINE_BATCH;
     size_t B = (size_t)e->batch;
     int wide = imax(imax(e->n_embd, e->n_ff), e->q_dim);

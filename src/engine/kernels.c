@@ -37,18 +37,30 @@ static bool amx_usable(void) {
 #endif
 
 kern_level kern_detect(void) {
+    for (int l = KERN_AMX; l > KERN_SCALAR; l--)
+        if (kern_level_supported((kern_level)l))
+            return (kern_level)l;
+    return KERN_SCALAR;
+}
+
+bool kern_level_supported(kern_level l) {
 #ifdef KERN_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-    if (avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
-        return amx_usable() ? KERN_AMX : KERN_VNNI;
-    if (avx512)
-        return KERN_AVX512;
-    if (avx2)
-        return KERN_AVX2;
+    bool vnni = avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    switch (l) {
+    case KERN_SCALAR: return true;
+    case KERN_AVX2: return avx2;
+    case KERN_AVXVNNI: return avx2 && __builtin_cpu_supports("avxvnni");
+    case KERN_AVX512: return avx512;
+    case KERN_VNNI: return vnni;
+    case KERN_AMX: return vnni && amx_usable();
+    }
+    return false;
+#else
+    return l == KERN_SCALAR;
 #endif
-    return KERN_SCALAR;
 }
 
 /* Detected once, by whichever thread asks first (pthread_once: no racing writers). */
@@ -59,13 +71,14 @@ kern_level kern_get_level(void) {
 
 void kern_set_level(kern_level l) {
     pthread_once(&g_level_once, level_init);
-    kern_level best = kern_detect();
-    g_level = l > best ? best : l;
+    while (l > KERN_SCALAR && !kern_level_supported(l))
+        l--;
+    g_level = l;
 }
 
 const char *kern_level_name(kern_level l) {
-    static const char *const names[] = {"scalar", "avx2", "avx512", "avx512vnni", "amx"};
-    return (unsigned)l < 5 ? names[l] : "?";
+    static const char *const names[KERN_LEVELS] = {"scalar", "avx2", "avxvnni", "avx512", "avx512vnni", "amx"};
+    return (unsigned)l < KERN_LEVELS ? names[l] : "?";
 }
 
 bool kern_weight_supported(ggml_type t) {
@@ -323,7 +336,7 @@ float kern_dot_f32(const float *a, const float *b, int n) {
     kern_level l = kern_get_level();
     if (l >= KERN_AVX512)
         return dot_f32_avx512(a, b, n);
-    if (l == KERN_AVX2)
+    if (l >= KERN_AVX2)
         return dot_f32_avx2(a, b, n);
 #endif
     return dot_f32_scalar(a, b, n);

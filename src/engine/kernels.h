@@ -11,12 +11,25 @@
 
 #include "engine/ggml_type.h"
 
-/* KERN_VNNI: AVX-512 with VNNI (vpdpbusd), used by the packed integer kernels; KERN_AMX:
- * that and AMX-INT8 tiles (the OS permits them: arch_prctl), for batches of 16 tokens. */
-typedef enum kern_level { KERN_SCALAR = 0, KERN_AVX2 = 1, KERN_AVX512 = 2, KERN_VNNI = 3, KERN_AMX = 4 } kern_level;
+/* KERN_AVXVNNI: AVX2 with AVX-VNNI (256-bit vpdpbusd, Intel's client CPUs from Alder Lake
+ * on), used by the packed integer kernels; everything else runs AVX2's code there. KERN_VNNI:
+ * AVX-512 with VNNI; KERN_AMX: that and AMX-INT8 tiles (the OS permits them: arch_prctl),
+ * for batches of 16 tokens. The levels are ordered, but a CPU with AVX-512 may lack
+ * AVX-VNNI (Zen 4, Ice Lake): kern_level_supported says which levels below its best it has. */
+typedef enum kern_level {
+    KERN_SCALAR = 0,
+    KERN_AVX2 = 1,
+    KERN_AVXVNNI = 2,
+    KERN_AVX512 = 3,
+    KERN_VNNI = 4,
+    KERN_AMX = 5
+} kern_level;
+#define KERN_LEVELS 6
 
-/* The best level this CPU supports; kern_set_level picks another (lower) one, for tests. */
+/* The best level this CPU supports; kern_set_level picks another (lower) one, for tests:
+ * the best supported level at or below l. */
 kern_level kern_detect(void);
+bool kern_level_supported(kern_level l);
 void kern_set_level(kern_level l);
 kern_level kern_get_level(void);
 const char *kern_level_name(kern_level l);

@@ -340,7 +340,10 @@ T_AVX512 static void tile_avx512_any(const ggml_half *const *w, const float *con
 
 /* ---------------- dispatch ---------------- */
 
-int kern_f16_lanes(void) { return kern_get_level() == KERN_AVX2 ? 8 : 16; }
+int kern_f16_lanes(void) {
+    kern_level l = kern_get_level();
+    return l >= KERN_AVX2 && l < KERN_AVX512 ? 8 : 16; /* AVX-VNNI's CPUs run the AVX2 code */
+}
 
 float kern_dot_f16_lanes(const ggml_half *w, const float *x, int n, int lanes) { return dot_lanes(w, x, n, lanes); }
 
@@ -348,7 +351,7 @@ float kern_dot_f16(const ggml_half *w, const float *x, int n) {
     switch (kern_get_level()) {
 #ifdef KF_X86
     case KERN_SCALAR: break;
-    case KERN_AVX2: return dot_avx2(w, x, n);
+    case KERN_AVX2: case KERN_AVXVNNI: return dot_avx2(w, x, n);
     default: return dot_avx512(w, x, n);
 #else
     default: break;
@@ -618,7 +621,7 @@ static void ptile(kern_level l, const ggml_half *p, size_t gh, int RG, const flo
         ptile_avx512_any(p, gh, RG, x, T, n, out, ldo);
         return;
     }
-    if (l == KERN_AVX2) {
+    if (l >= KERN_AVX2) {
         for (int r = 0; r < RG; r++)
             ptile_avx2_any(p + r * gh, x, T, n, out + 16 * r, ldo);
         return;
@@ -1044,7 +1047,7 @@ void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *
         scores_shared_avx512(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
         return;
     }
-    if (l == KERN_AVX2 && hd % 16 == 0 && hd <= KV_HD_MAX) {
+    if (l >= KERN_AVX2 && hd % 16 == 0 && hd <= KV_HD_MAX) {
         scores_shared_avx2(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
         return;
     }

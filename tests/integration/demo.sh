@@ -12,6 +12,7 @@ import json; d=json.load(open('suites/community-v2.json')); d['id']='demo-chat'
 d['workloads']=[w for w in d['workloads'] if w['name']=='chat']
 json.dump(d,open('$TMP/chat.json','w'))"
 levels="scalar avx2"
+grep -qw avx_vnni /proc/cpuinfo && levels="$levels avxvnni"
 grep -qw avx512f /proc/cpuinfo && levels="$levels avx512"
 grep -qw avx2 /proc/cpuinfo || levels="scalar"
 [ -n "${PACER_SANITIZE:-}" ] && levels=$(echo "$levels" | awk '{print $NF}') # the sanitizer build: the best level only

@@ -57,7 +57,7 @@ static int kernels_from_env(void) {
     if (!want || !*want) return 0;
     for (int l = KERN_SCALAR; l < KERN_LEVELS; l++) {
         if (strcmp(want, kern_level_name((kern_level)l)) != 0) continue;
-        if ((kern_level)l > kern_detect() || !kern_level_supported((kern_level)l)) {
+        if (!kern_level_supported((kern_level)l)) {
             cli_error("PACER_KERNELS=%s: this CPU has no %s (its best is %s)", want, want, kern_level_name(kern_detect()));
             return 1;
         }

@@ -290,13 +290,14 @@ static void tile_rows(const unsigned char *act, size_t act_stride, float *out, i
 /* The integer steps of the 8-row kernels (kernels_pack_ymm.inc), at AVX2: vpmaddubsw's
  * int16 pairs, summed in int16 where that is exact, then widened by vpmaddwd. */
 
-/* The 8 rows' exact integer dot products of unpacked nibbles w with the block xb. */
-T_AVX2 INLINE __m256i nib_isum_avx2(const __m256i *w, const kern_q8_block *xb) {
+/* The 8 rows' exact integer dot products of unpacked nibbles w with the block xb, less off
+ * (Q4_0's 8 x the activations' sum). */
+T_AVX2 INLINE __m256i nib_isum_avx2(const __m256i *w, const kern_q8_block *xb, int32_t off) {
     __m256i s = _mm256_maddubs_epi16(w[0], chunk_bc_avx2(xb, 0));
 #pragma GCC unroll 8
     for (int k = 1; k < 8; k++) /* |sum| <= 8 * 2 * 15 * 127 < 32768: exact in int16 */
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[k], chunk_bc_avx2(xb, k)));
-    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+    return _mm256_sub_epi32(_mm256_madd_epi16(s, _mm256_set1_epi16(1)), _mm256_set1_epi32(off));
 }
 
 /* nib_isum_avx2 of the block's packed nibbles q, against the activation chunks broadcast,
@@ -401,10 +402,10 @@ T_AVXVNNI INLINE __m256i dp_chains_avxvnni(__m256i init, const __m256i *u, const
     return _mm256_add_epi32(c0, c1);
 }
 
-T_AVXVNNI INLINE __m256i nib_isum_avxvnni(const __m256i *w, const kern_q8_block *xb) {
+T_AVXVNNI INLINE __m256i nib_isum_avxvnni(const __m256i *w, const kern_q8_block *xb, int32_t off) {
     __m256i bc[8];
     chunks_bc_avx2(xb, bc);
-    return dp_chains_avxvnni(_mm256_setzero_si256(), w, bc, 0, 8);
+    return dp_chains_avxvnni(_mm256_set1_epi32(-off), w, bc, 0, 8);
 }
 
 /* Decode's nibbles: the high ones masked in place (16 x their value) into a chain of their

@@ -304,7 +304,7 @@ T_AVX2 INLINE __m256i nib_isum_avx2(const __m256i *w, const kern_q8_block *xb, i
  * each 32 bytes unpacked as they are multiplied: nib_unpack_avx2 then a sum over its eight
  * registers (the tiles' way) spills beside decode's four accumulators and eight broadcasts
  * (in-cache Q4_0 GEMV 17.6 vs 12.9 ns a block of 8 rows on a first-generation EPYC). */
-T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc) {
+T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc, int32_t off) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i s = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -313,7 +313,7 @@ T_AVX2 INLINE __m256i nib_isum_bc_avx2(const uint8_t *q, const __m256i *bc) {
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(v, m4), bc[k]));
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), bc[k + 4]));
     }
-    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+    return _mm256_sub_epi32(_mm256_madd_epi16(s, _mm256_set1_epi16(1)), _mm256_set1_epi32(off));
 }
 
 /* Q8_0: chunk k of a block's weights as the tiles keep it, |w|; q8_isum_avx2 multiplies it
@@ -410,9 +410,9 @@ T_AVXVNNI INLINE __m256i nib_isum_avxvnni(const __m256i *w, const kern_q8_block 
 
 /* Decode's nibbles: the high ones masked in place (16 x their value) into a chain of their
  * own, shifted down once per block, as nib_dp_vnni. */
-T_AVXVNNI INLINE __m256i nib_isum_bc_avxvnni(const uint8_t *q, const __m256i *bc) {
+T_AVXVNNI INLINE __m256i nib_isum_bc_avxvnni(const uint8_t *q, const __m256i *bc, int32_t off) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), h4 = _mm256_set1_epi8((char)0xF0);
-    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+    __m256i lo = _mm256_set1_epi32(-off), hi = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * k));

@@ -477,11 +477,12 @@ T_VNNI INLINE __m512i chunk_bc_vnni(const kern_q8_block *xb, int k) {
     return _mm512_set1_epi32(load_i32(xb->qs + 4 * k));
 }
 
-/* Sum over k = k0, k0 + 1, .. k0 + n - 1 of vpdpbusd(u[k], s[k]) (u unsigned, s signed) in
- * two chains. A decode pass has only its pairs' chains to interleave, and one chain of eight
- * would wait on vpdpbusd's latency; the sums are integers, so the split changes no bit. */
-T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int n) {
-    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+/* init + the sum over k = k0, k0 + 1, .. k0 + n - 1 of vpdpbusd(u[k], s[k]) (u unsigned, s
+ * signed) in two chains. A decode pass has only its pairs' chains to interleave, and one
+ * chain of eight would wait on vpdpbusd's latency; the sums are integers, so the split
+ * changes no bit. init is where an offset comes off (a subtraction fewer). */
+T_VNNI INLINE __m512i dp_chains(__m512i init, const __m512i *u, const __m512i *s, int k0, int n) {
+    __m512i c0 = init, c1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int k = k0; k < k0 + n; k += 2) {
         c0 = _mm512_dpbusd_epi32(c0, u[k], s[k]);
@@ -491,10 +492,10 @@ T_VNNI INLINE __m512i dp_chains(const __m512i *u, const __m512i *s, int k0, int 
 }
 
 /* Groups a and b (adjacent: rows 8g..8g+15) times rn tokens. vpdpbusd takes the unsigned
- * bytes w (nibbles; Q8_0's quants + 128) against the signed activations: the sums are those
- * of the AVX2 kernel, before their offsets come off. */
-T_VNNI INLINE __m512i u8_isum_vnni(const __m512i *w, const kern_q8_block *xb) {
-    __m512i s = _mm512_setzero_si512();
+ * bytes w (nibbles; Q8_0's quants + 128) against the signed activations, from -off (the
+ * offset: Q4_0's 8, Q8_0's 128 x the activations' sum): the sums are the AVX2 kernel's. */
+T_VNNI INLINE __m512i u8_isum_vnni(const __m512i *w, const kern_q8_block *xb, int32_t off) {
+    __m512i s = _mm512_set1_epi32(-off);
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
         s = _mm512_dpbusd_epi32(s, w[k], chunk_bc_vnni(xb, k));
@@ -515,7 +516,7 @@ T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk
 #pragma GCC unroll 8
         for (int t = 0; t < rn; t++) {
             const kern_q8_block *xb = &x[t][b];
-            __m512i s = _mm512_sub_epi32(u8_isum_vnni(w, xb), _mm512_set1_epi32(8 * xb->sum));
+            __m512i s = u8_isum_vnni(w, xb, 8 * xb->sum);
             acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
         }
     }
@@ -540,7 +541,7 @@ T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup
 #pragma GCC unroll 8
             for (int t = 0; t < rn; t++) {
                 const kern_q8_block *xb = &x[t][b * 8 + sb];
-                __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(u8_isum_vnni(w, xb)),
+                __m512 v = _mm512_fmsub_ps(ds, _mm512_cvtepi32_ps(u8_isum_vnni(w, xb, 0)),
                                            _mm512_mul_ps(dm, _mm512_set1_ps((float)xb->sum)));
                 acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xb->d), v, acc[t]);
             }
@@ -559,8 +560,6 @@ T_VNNI INLINE __m512i q8_load_vnni(const pk_q8_0 *pa, const pk_q8_0 *pb, int k) 
     return _mm512_xor_si512(load_2x256(pa->q + 32 * k, pb->q + 32 * k), _mm512_set1_epi8((char)0x80));
 }
 
-T_VNNI INLINE __m512i q8_off_vnni(const kern_q8_block *xb) { return _mm512_set1_epi32(128 * xb->sum); }
-
 T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
     __m512 acc[TILE_TOKENS_VNNI];
@@ -577,7 +576,7 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
 #pragma GCC unroll 8
         for (int t = 0; t < rn; t++) {
             const kern_q8_block *xb = &x[t][b];
-            __m512i s = _mm512_sub_epi32(u8_isum_vnni(w, xb), q8_off_vnni(xb));
+            __m512i s = u8_isum_vnni(w, xb, 128 * xb->sum);
             acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xb->d)), _mm512_cvtepi32_ps(s), acc[t]);
         }
     }
@@ -588,9 +587,8 @@ T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk
 /* Q6_K's halves' sums h of (q - 32) * x as floats (exact: |h| <= 16 * 32 * 127): vpdpbusd of
  * the unsigned quants w against the activations bc, less 32 * the half's activation sum. */
 T_VNNI INLINE void q6_halves_vnni(const __m512i *w, const __m512i *bc, const kern_q8_block *xb, __m512 *h) {
-    h[0] = _mm512_cvtepi32_ps(_mm512_sub_epi32(dp_chains(w, bc, 0, 4), _mm512_set1_epi32(32 * xb->sum_lo)));
-    h[1] = _mm512_cvtepi32_ps(
-        _mm512_sub_epi32(dp_chains(w, bc, 4, 4), _mm512_set1_epi32(32 * (xb->sum - xb->sum_lo))));
+    h[0] = _mm512_cvtepi32_ps(dp_chains(_mm512_set1_epi32(-32 * xb->sum_lo), w, bc, 0, 4));
+    h[1] = _mm512_cvtepi32_ps(dp_chains(_mm512_set1_epi32(-32 * (xb->sum - xb->sum_lo)), w, bc, 4, 4));
 }
 
 /* Q6_K: the halves' sums (q6_halves_vnni) times the rows' int8 scales (q6_mix). */
@@ -629,9 +627,9 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
  * decode needs them: the high nibbles masked in place (16 x their value) into a chain of
  * their own, whose sum, a multiple of 16, is shifted back down; exact (|sum| < 2^21), and
  * one shift a block instead of one a register. */
-T_VNNI INLINE __m512i nib_dp_vnni(const uint8_t *qa, const uint8_t *qb, const __m512i *bc) {
+T_VNNI INLINE __m512i nib_dp_vnni(const uint8_t *qa, const uint8_t *qb, const __m512i *bc, int32_t off) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), h4 = _mm512_set1_epi8((char)0xF0);
-    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+    __m512i lo = _mm512_set1_epi32(-off), hi = _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         __m512i v = load_2x256(qa + 32 * k, qb + 32 * k);
@@ -658,10 +656,9 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
             qa = ((const pk_q4_K *)ga + b / 8)->q[b % 8], qb = ((const pk_q4_K *)gb + b / 8)->q[b % 8];
         prefetch_pass(qa, 192, ga + gsz, next);
         prefetch_pass(qb, 192, gb + gsz, next);
-        s = nib_dp_vnni(qa, qb, bc);
+        s = nib_dp_vnni(qa, qb, bc, t == GGML_TYPE_Q4_0 ? 8 * xb->sum : 0);
         if (t == GGML_TYPE_Q4_0) {
             const pk_q4_0 *pa = (const pk_q4_0 *)ga + b, *pb = (const pk_q4_0 *)gb + b;
-            s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * xb->sum));
             return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(pa->d, pb->d), dx), _mm512_cvtepi32_ps(s), acc);
         }
         const pk_q4_K *pa = (const pk_q4_K *)ga + b / 8, *pb = (const pk_q4_K *)gb + b / 8;
@@ -690,7 +687,7 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
         w[k] = q8_load_vnni(pa, pb, k);
-    s = _mm512_sub_epi32(dp_chains(w, bc, 0, 8), q8_off_vnni(xb));
+    s = dp_chains(_mm512_set1_epi32(-128 * xb->sum), w, bc, 0, 8);
     return _mm512_fmadd_ps(_mm512_mul_ps(scales_2x8(pa->d, pb->d), dx), _mm512_cvtepi32_ps(s), acc);
 }
 

@@ -340,7 +340,7 @@ T_AVX2 INLINE __m256i q8_isum_avx2(const pk_q8_0 *p, const __m256i *aw, const __
  * exactly, h the halves' sums of (q - 32) * x. A sub-block's two runs of 8 rows' scales
  * (a = sc[2 sb], b = sc[2 sb + 1], adjacent) as int16 pairs in each row's 32-bit lane:
  * i[0] = (a, a), i[1] = (b, b) for vpmaddwd against a half's sums, i[2] = (32 a, 32 b) for
- * q6_offset_avx2. One load. (f: AVX-VNNI's.) */
+ * q6_start_avx2. One load. (f: AVX-VNNI's scales, as floats.) */
 typedef struct q6_scales {
     __m256i i[3];
     __m256 f[2];
@@ -380,9 +380,7 @@ T_AVX2 INLINE __m256 q6_value_avx2(__m256i s, const q6_scales *sc) {
 
 #define YMM(name) name##_avx2
 #define T_YMM T_AVX2
-#include "engine/kernels_pack_ymm.inc"
-#undef YMM
-#undef T_YMM
+#include "engine/kernels_pack_ymm.inc" /* which #undefs both */
 
 /* ---------------- AVX-VNNI: vpdpbusd on 256-bit registers, 8 rows per register ----------------
  * Intel's client cores from Alder Lake on have it without AVX-512. The same kernels as AVX2's
@@ -464,9 +462,7 @@ T_AVXVNNI INLINE __m256 q6_value_avxvnni(__m256i s, const q6_scales *sc) {
 
 #define YMM(name) name##_avxvnni
 #define T_YMM T_AVXVNNI
-#include "engine/kernels_pack_ymm.inc"
-#undef YMM
-#undef T_YMM
+#include "engine/kernels_pack_ymm.inc" /* which #undefs both */
 
 /* ---------------- AVX-512 VNNI: two groups (16 rows) per register ---------------- */
 

@@ -234,6 +234,31 @@ Test(kernels, packed_equals_dots) {
     }
 }
 
+/* Levels: the best is supported and none above it; kern_set_level gives the level asked for
+ * where the CPU has it, else the best it has below (a CPU with AVX-512 may lack AVX-VNNI);
+ * every level has a name. */
+Test(kernels, levels_supported_and_set) {
+    kern_level best = kern_detect();
+    cr_assert(kern_level_supported(KERN_SCALAR) && kern_level_supported(best));
+    for (int l = 0; l < KERN_LEVELS; l++) {
+        cr_assert(strcmp(kern_level_name((kern_level)l), "?") != 0, "level %d has no name", l);
+        if (l > (int)best)
+            cr_assert(!kern_level_supported((kern_level)l), "%s above the best, %s", kern_level_name((kern_level)l),
+                      kern_level_name(best));
+        kern_set_level((kern_level)l);
+        kern_level got = kern_get_level();
+        cr_assert(kern_level_supported(got) && (int)got <= l, "asked %s, got %s", kern_level_name((kern_level)l),
+                  kern_level_name(got));
+        if (kern_level_supported((kern_level)l))
+            cr_assert(got == (kern_level)l, "asked %s, got %s", kern_level_name((kern_level)l), kern_level_name(got));
+        for (int k = got + 1; k < l; k++)
+            cr_assert(!kern_level_supported((kern_level)k), "asked %s, got %s, but %s is supported",
+                      kern_level_name((kern_level)l), kern_level_name(got), kern_level_name((kern_level)k));
+    }
+    cr_assert(strcmp(kern_level_name((kern_level)KERN_LEVELS), "?") == 0);
+    kern_set_level(best);
+}
+
 /* The activation quantizer gives the same bytes at every level, ties included. */
 Test(kernels, act_prepare_same_at_every_level) {
     enum { M = 256 };

@@ -13,8 +13,8 @@
  *
  * Every output is computed the same way on every level and for every batch size: per
  * block the exact integer dot product s, then acc = fma(d_w * d_x, (float)s, acc), blocks
- * in order. So the scalar, AVX2 and AVX-512 VNNI kernels, any tiling of tokens, and any
- * split of rows over threads give bit-identical results. */
+ * in order. So the scalar, AVX2, AVX-VNNI and AVX-512 VNNI kernels, any tiling of tokens,
+ * and any split of rows over threads give bit-identical results. */
 #include "engine/kernels.h"
 #include "engine/kernels_f16.h"
 #include "engine/kernels_pack.h"

@@ -417,11 +417,19 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-    /* PACER_KERNELS=scalar|avx2|avxvnni|avx512|avx512vnni|amx measures a lower kernel level than the CPU's best */
+    /* PACER_KERNELS=scalar|avx2|avxvnni|avx512|avx512vnni|amx measures a lower kernel level than
+     * the CPU's best; an unknown level, or one this CPU lacks, is an error (not the best level
+     * measured under another name) */
     const char *want = getenv("PACER_KERNELS");
-    for (int l = KERN_SCALAR; want && l < KERN_LEVELS; l++)
-        if (strcmp(want, kern_level_name((kern_level)l)) == 0)
-            kern_set_level((kern_level)l);
+    if (want && *want) {
+        int l = kern_level_by_name(want);
+        if (l < 0 || !kern_level_supported((kern_level)l)) {
+            fprintf(stderr, "bench_engine: PACER_KERNELS=%s: %s (this CPU's best is %s)\n", want,
+                    l < 0 ? "no such kernel level" : "not on this CPU", kern_level_name(kern_detect()));
+            return 2;
+        }
+        kern_set_level((kern_level)l);
+    }
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
     for (int i = 1; i < argc; i++) {

@@ -55,17 +55,17 @@ static void usage(FILE *f) {
 static int kernels_from_env(void) {
     const char *want = getenv("PACER_KERNELS");
     if (!want || !*want) return 0;
-    for (int l = KERN_SCALAR; l < KERN_LEVELS; l++) {
-        if (strcmp(want, kern_level_name((kern_level)l)) != 0) continue;
-        if (!kern_level_supported((kern_level)l)) {
-            cli_error("PACER_KERNELS=%s: this CPU has no %s (its best is %s)", want, want, kern_level_name(kern_detect()));
-            return 1;
-        }
-        kern_set_level((kern_level)l);
-        return 0;
+    int l = kern_level_by_name(want);
+    if (l < 0) {
+        cli_error("PACER_KERNELS=%s: expected scalar, avx2 or avx512 (or avxvnni, avx512vnni, amx)", want);
+        return 1;
     }
-    cli_error("PACER_KERNELS=%s: expected scalar, avx2 or avx512 (or avxvnni, avx512vnni, amx)", want);
-    return 1;
+    if (!kern_level_supported((kern_level)l)) {
+        cli_error("PACER_KERNELS=%s: this CPU has no %s (its best is %s)", want, want, kern_level_name(kern_detect()));
+        return 1;
+    }
+    kern_set_level((kern_level)l);
+    return 0;
 }
 
 int main(int argc, char **argv) {

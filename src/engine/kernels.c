@@ -81,6 +81,13 @@ const char *kern_level_name(kern_level l) {
     return (unsigned)l < KERN_LEVELS ? names[l] : "?";
 }
 
+int kern_level_by_name(const char *name) {
+    for (int l = 0; l < KERN_LEVELS; l++)
+        if (strcmp(name, kern_level_name((kern_level)l)) == 0)
+            return l;
+    return -1;
+}
+
 bool kern_weight_supported(ggml_type t) {
     switch (t) {
     case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_Q8_0:

@@ -33,6 +33,8 @@ bool kern_level_supported(kern_level l);
 void kern_set_level(kern_level l);
 kern_level kern_get_level(void);
 const char *kern_level_name(kern_level l);
+/* The level kern_level_name calls `name`, or -1 (PACER_KERNELS's values). */
+int kern_level_by_name(const char *name);
 
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);

@@ -236,12 +236,13 @@ Test(kernels, packed_equals_dots) {
 
 /* Levels: the best is supported and none above it; kern_set_level gives the level asked for
  * where the CPU has it, else the best it has below (a CPU with AVX-512 may lack AVX-VNNI);
- * every level has a name. */
+ * every level has a name, and the name gives the level back. */
 Test(kernels, levels_supported_and_set) {
     kern_level best = kern_detect();
     cr_assert(kern_level_supported(KERN_SCALAR) && kern_level_supported(best));
     for (int l = 0; l < KERN_LEVELS; l++) {
         cr_assert(strcmp(kern_level_name((kern_level)l), "?") != 0, "level %d has no name", l);
+        cr_assert(kern_level_by_name(kern_level_name((kern_level)l)) == l, "%s", kern_level_name((kern_level)l));
         if (l > (int)best)
             cr_assert(!kern_level_supported((kern_level)l), "%s above the best, %s", kern_level_name((kern_level)l),
                       kern_level_name(best));
@@ -256,6 +257,7 @@ Test(kernels, levels_supported_and_set) {
                       kern_level_name((kern_level)l), kern_level_name(got), kern_level_name((kern_level)k));
     }
     cr_assert(strcmp(kern_level_name((kern_level)KERN_LEVELS), "?") == 0);
+    cr_assert(kern_level_by_name("avx1024") == -1 && kern_level_by_name("") == -1);
     kern_set_level(best);
 }
 

@@ -411,6 +411,8 @@ static const struct {
 static void usage(void) {
     fprintf(stderr, "usage: bench_engine                      the make bench table\n"
                     "       bench_engine --synth TYPE         make (if missing) and print the 1B-shaped model of TYPE\n"
+                    "       bench_engine --kernels            print the kernel level it measures at (PACER_KERNELS, or\n"
+                    "                                         the CPU's best)\n"
                     "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [-d DEPTH] [--no-warmup]   one line per test\n"
                     "(each test runs once untimed first, as llama-bench does, unless --no-warmup; -d: DEPTH tokens\n"
                     " already in the context, as llama-bench's -d)\n");
@@ -432,6 +434,10 @@ int main(int argc, char **argv) {
     }
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
+    if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
+        printf("%s\n", kern_level_name(kern_get_level()));
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-warmup") == 0) {

@@ -15,8 +15,8 @@
 #   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type (default 3)
 #   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S")
 #   PACER_KERNELS pacer's kernel level (scalar|avx2|avxvnni|avx512|avx512vnni|amx; default the
-#                 CPU's best): with a llama-bench built for the same instructions, the engines
-#                 compare as on a CPU that has only those
+#                 CPU's best; the first line names it): with a llama-bench built for the same
+#                 instructions, the engines compare as on a CPU that has only those
 # An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
 # ends its type's rounds; the table shows what was measured, the failures follow, exit 1.
 set -u
@@ -60,7 +60,8 @@ failed() { # ENGINE TYPE STATUS
   echo "bench-peers: FAILED: $1 on $2 ($how); its later rounds were skipped" >>"$fails"
 }
 cflags=$(cat "$(dirname "$LLAMA_BENCH")/cflags" 2>/dev/null)
-echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE${PACER_KERNELS:+ at PACER_KERNELS=$PACER_KERNELS}, $THREADS threads, pp $PP, tg $TG${AT:+, depth $DEPTH}, $ROUNDS rounds interleaved" >&2
+level=$("$ENGINE" --kernels) || exit 1 # PACER_KERNELS unknown, or not on this CPU: bench_engine says which
+echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE (kernels $level), $THREADS threads, pp $PP, tg $TG${AT:+, depth $DEPTH}, $ROUNDS rounds interleaved" >&2
 for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1

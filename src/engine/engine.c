@@ -13,6 +13,7 @@
 
 #include "engine/engine_impl.h"
 #include "engine/kernels.h"
+#include "engine/kernels_f16.h"
 
 /* ---------------- loading ---------------- */
 
@@ -241,7 +242,8 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     /* attention: a unit's queries, weights, value sums and key counts */
     e->n_scratch = imax(wide, ATT_SPAN * (e->n_head / e->n_head_kv) * (e->n_ctx + 2 * e->hd + 1)) + 64;
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
-    size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->n_ctx * (size_t)e->kv_dim;
+    e->kv_pos = kern_key_positions(e->n_ctx);
+    size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->kv_pos * (size_t)e->kv_dim;
     e->n_past = calloc((size_t)e->n_seq, sizeof(int));
     e->head_left = calloc((size_t)(e->n_head + 2 * e->n_head_kv), sizeof *e->head_left);
     e->x = malloc(B * e->n_embd * sizeof(float));

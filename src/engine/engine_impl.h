@@ -78,7 +78,10 @@ struct engine {
     int group_rows; /* rows of Q/K/V's packed groups (8, or 16 for F16): a chunk's first row */
     void *act;      /* prepared activations: 3 slots of `batch` rows of act_stride */
     size_t act_stride;
-    ggml_half *kc, *vc; /* [seq][layer][kv head][pos][hd] */
+    /* [seq][layer][kv head][kv_pos positions]: V a position's hd numbers together, K in
+     * kernels_f16.h's blocks; kv_pos = n_ctx rounded up to the key blocks */
+    ggml_half *kc, *vc;
+    int kv_pos;
     int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
     engine_cut cuts[ENGINE_CUTS]; /* the running matmul job's chunks, where they shrink */
     float *scratch;    /* per thread: n_scratch floats */

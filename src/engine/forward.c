@@ -57,12 +57,13 @@ static void rope(const engine *e, float *v, int pos) {
     }
 }
 
-/* Where position `pos` of KV head `kvh` of sequence `seq` in layer `l` starts in the K and
- * V caches. A head's positions are contiguous, hd numbers apart, so attention streams them:
+/* Where position `pos` of KV head `kvh` of sequence `seq` in layer `l` starts in the V cache
+ * (pos 0: where the head starts in both caches). A head's positions are contiguous, hd
+ * numbers apart, so attention streams them:
  * with positions kv_dim apart (a head's 128 bytes in each 1 KB), one Zen 5 core's scores
  * over 2048 keys ran at 44 GMAC/s against 53, the value sums 58 against 73. */
 static size_t kv_offset(const engine *e, int seq, int l, int kvh, int pos) {
-    return ((((size_t)seq * e->n_layer + (size_t)l) * e->n_head_kv + (size_t)kvh) * e->n_ctx + (size_t)pos) * e->hd;
+    return ((((size_t)seq * e->n_layer + (size_t)l) * e->n_head_kv + (size_t)kvh) * e->kv_pos + (size_t)pos) * e->hd;
 }
 
 /* ---------------- per-row work before a set of matrices ---------------- */
@@ -175,9 +176,11 @@ static void qkv_post(engine *e, int l, int i, int r0, int r1, int b0, int b1) {
             rope(e, y + (size_t)h * hd, e->row_pos[b]);
         }
         if (i > 0) { /* each KV head's row to its place in the cache */
-            ggml_half *cache = i == 1 ? e->kc : e->vc;
             for (int h = r0 / hd; h < r1 / hd; h++)
-                kern_f32_to_f16(y + (size_t)h * hd, cache + kv_offset(e, e->row_seq[b], l, h, e->row_pos[b]), hd);
+                if (i == 1)
+                    kern_attn_key_store(e->kc + kv_offset(e, e->row_seq[b], l, h, 0), e->row_pos[b], y + (size_t)h * hd, hd);
+                else
+                    kern_f32_to_f16(y + (size_t)h * hd, e->vc + kv_offset(e, e->row_seq[b], l, h, e->row_pos[b]), hd);
         }
     }
 }
@@ -420,7 +423,7 @@ static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc)
     for (int r = 0; r < m; r++)
         for (int h = 0; h < per; h++)
             kern_round_f16(e->q + (size_t)(b + r) * e->q_dim + (size_t)(h0 + h) * hd, qh + (size_t)(r * per + h) * hd, hd);
-    kern_attn_scores(nh, e->kc + base, hd, qh, hd, hd, n, 1.0f / sqrtf((float)hd), sc, n);
+    kern_attn_scores(nh, e->kc + base, qh, hd, hd, n, 1.0f / sqrtf((float)hd), sc, n);
     for (int i = 0; i < nh; i++) {
         keys[i] = e->row_pos[b + i / per] + 1;
         kern_softmax_f16(sc + (size_t)i * n, keys[i]);

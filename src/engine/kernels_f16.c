@@ -2,8 +2,8 @@
  * definition (16 or 8 lanes), AVX2/F16C (8 lanes) and AVX-512 (16) versions of the one-row
  * dot, a register-tiled product for batches (each converted weight vector reused over
  * several tokens), a GEMV for one token (several rows per pass; prefetched at AVX-512),
- * attention's many-keys kernels (16 lanes on every level), and the polynomial exp that
- * softmax and SwiGLU share. */
+ * attention's many-keys kernels (a block's keys across the lanes), and the polynomial exp
+ * that softmax and SwiGLU share. */
 #include "engine/kernels_f16.h"
 
 #include <math.h>
@@ -55,9 +55,18 @@ static float dot_lanes(const ggml_half *w, const float *x, int n, int L) {
 
 static float dot_scalar(const ggml_half *w, const float *x, int n) { return dot_lanes(w, x, n, 16); }
 
-static void scores_scalar(const ggml_half *k, size_t ks, const float *q, int hd, int n, float scale, float *out) {
-    for (int t = 0; t < n; t++)
-        out[t] = dot_scalar(k + (size_t)t * ks, q, hd) * scale;
+/* Element d of the key at position t in a head's blocked keys (kernels_f16.h). */
+static size_t key_index(int t, int d, int hd) {
+    return (size_t)(t / KERN_KEY_BLOCK) * KERN_KEY_BLOCK * (size_t)hd + (size_t)d * KERN_KEY_BLOCK + (size_t)(t % KERN_KEY_BLOCK);
+}
+
+static void scores_scalar(const ggml_half *keys, const float *q, int hd, int n, float scale, float *out) {
+    for (int t = 0; t < n; t++) {
+        float s = 0.0f;
+        for (int d = 0; d < hd; d++)
+            s = fmaf(q[d], ggml_fp16_to_fp32(keys[key_index(t, d, hd)]), s);
+        out[t] = s * scale;
+    }
 }
 
 static void values_scalar(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, const int *n,
@@ -675,147 +684,152 @@ void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g
 /* ---------------- attention: many keys per pass ---------------- */
 
 #ifdef KF_X86
-/* Prefetches `rows` cache rows of hd F16 numbers, `stride` elements apart, from p: the keys
- * or values a pass reads next (decode reads them from memory once, and the hardware's
- * prefetch alone left the passes waiting on it). */
-static INL void prefetch_kv(const ggml_half *p, size_t stride, int rows, int hd) {
-    for (int t = 0; t < rows; t++)
-        for (int i = 0; i < hd; i += 32)
-            _mm_prefetch((const char *)(p + (size_t)t * stride + i), _MM_HINT_T0);
-}
-
-/* The transpose-reduce of 16 keys' lane sums (hd a multiple of 16), performing each key's
- * fixed tree: pairs of keys share a vector after the first step, four after the second, and
- * so on; the result's lanes are then put back in key order (lane t: key t's sum). */
-T_AVX512 static INL __m512 reduce16x16_avx512(const __m512 *a) {
-    __m512 u[8], v[4], z[2];
+/* Scores of H queries (H <= 8) for B blocks of keys (B <= 2; kf: the blocks as floats, a
+ * block's element d for its 16 keys at d * 16): one accumulator a query and block, each
+ * lane one key's chain of multiply-adds in element order. m keys of the blocks are stored. */
+T_AVX512 static INL void scores_tile_avx512(int H, int B, const float *kf, const float *q, size_t qs, int hd, float scale,
+                                            int m, float *out, size_t os) {
+    __m512 a[8][2];
 #pragma GCC unroll 8
-    for (int p = 0; p < 8; p++) /* l_j + l_(j+8): keys 2p, 2p+1 in lanes 0-7, 8-15 */
-        u[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0x44),
-                             _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], 0xEE));
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++) /* s_j + s_(j+4): key 4p + c in 128-bit chunk c */
-        v[p] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * p], u[2 * p + 1], 0x88),
-                             _mm512_shuffle_f32x4(u[2 * p], u[2 * p + 1], 0xDD));
+    for (int h = 0; h < H; h++)
 #pragma GCC unroll 2
-    for (int p = 0; p < 2; p++) /* t_0 + t_2, t_1 + t_3 */
-        z[p] = _mm512_add_ps(_mm512_shuffle_ps(v[2 * p], v[2 * p + 1], 0x44),
-                             _mm512_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
-    /* the last sum: lane 4c + m holds key 4m + c */
-    __m512 s = _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88), _mm512_shuffle_ps(z[0], z[1], 0xDD));
-    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
+        for (int b = 0; b < B; b++)
+            a[h][b] = _mm512_setzero_ps();
+    for (int d = 0; d < hd; d++) {
+        __m512 k[2];
+#pragma GCC unroll 2
+        for (int b = 0; b < B; b++)
+            k[b] = _mm512_load_ps(kf + ((size_t)b * hd + d) * KERN_KEY_BLOCK);
+#pragma GCC unroll 8
+        for (int h = 0; h < H; h++) {
+            __m512 qv = _mm512_set1_ps(q[(size_t)h * qs + d]);
+#pragma GCC unroll 2
+            for (int b = 0; b < B; b++)
+                a[h][b] = _mm512_fmadd_ps(qv, k[b], a[h][b]);
+        }
+    }
+    __m512 vs = _mm512_set1_ps(scale);
+#pragma GCC unroll 8
+    for (int h = 0; h < H; h++)
+#pragma GCC unroll 2
+        for (int b = 0; b < B; b++) {
+            int c = m - 16 * b < 16 ? m - 16 * b : 16;
+            _mm512_mask_storeu_ps(out + (size_t)h * os + 16 * b, (__mmask16)((1u << c) - 1), _mm512_mul_ps(a[h][b], vs));
+        }
 }
 
-/* Scores of nh queries (the heads of a unit's rows): keys in blocks of 16, each block
- * converted to floats once (kf, KV_HD_MAX floats a key at most) for every query; per (query,
- * key) the 16-lane sums, then reduce16x16_avx512. A block past the last key repeats key t0 in
- * the lanes it does not store. */
-T_AVX512 static void scores_shared_avx512(int nh, const ggml_half *k, size_t ks, const float *q, size_t qs, int hd,
-                                          int n, float scale, float *out, size_t os) {
-    _Alignas(64) float kf[16 * KV_HD_MAX];
-    for (int t0 = 0; t0 < n; t0 += 16) {
-        int m = n - t0 < 16 ? n - t0 : 16;
-        if (t0 + 32 < n) /* the block after next */
-            prefetch_kv(k + (size_t)(t0 + 32) * ks, ks, n - t0 - 32 < 16 ? n - t0 - 32 : 16, hd);
-        for (int t = 0; t < 16; t++) {
-            const ggml_half *kt = k + (size_t)(t0 + (t < m ? t : 0)) * ks;
-            for (int i = 0; i < hd; i += 16)
-                _mm512_store_ps(kf + t * hd + i, F16Z(kt + i));
+T_AVX512 static void scores_tiles_avx512(int B, const float *kf, int nh, const float *q, size_t qs, int hd, float scale,
+                                         int m, float *out, size_t os) {
+    for (int h = 0; h < nh; h += 8) {
+        const float *qh = q + (size_t)h * qs;
+        float *oh = out + (size_t)h * os;
+#define SCORES_TILE(H) (B == 2 ? scores_tile_avx512(H, 2, kf, qh, qs, hd, scale, m, oh, os) \
+                               : scores_tile_avx512(H, 1, kf, qh, qs, hd, scale, m, oh, os))
+        switch (nh - h < 8 ? nh - h : 8) {
+        case 1: SCORES_TILE(1); break;
+        case 2: SCORES_TILE(2); break;
+        case 3: SCORES_TILE(3); break;
+        case 4: SCORES_TILE(4); break;
+        case 5: SCORES_TILE(5); break;
+        case 6: SCORES_TILE(6); break;
+        case 7: SCORES_TILE(7); break;
+        default: SCORES_TILE(8); break;
         }
-        for (int h = 0; h < nh; h++) {
+#undef SCORES_TILE
+    }
+}
+
+/* Keys in pairs of blocks, each pair converted to floats once (kf) for every query; the
+ * pair after next prefetched (decode reads the keys from memory). */
+T_AVX512 static void scores_avx512(int nh, const ggml_half *keys, const float *q, size_t qs, int hd, int n, float scale,
+                                   float *out, size_t os) {
+    _Alignas(64) float kf[2 * KERN_KEY_BLOCK * KV_HD_MAX];
+    size_t blk = (size_t)KERN_KEY_BLOCK * hd;
+    for (int t0 = 0; t0 < n; t0 += 2 * KERN_KEY_BLOCK) {
+        int m = n - t0 < 2 * KERN_KEY_BLOCK ? n - t0 : 2 * KERN_KEY_BLOCK, B = m > KERN_KEY_BLOCK ? 2 : 1;
+        const ggml_half *kb = keys + (size_t)t0 * hd;
+        bool ahead = t0 + 4 * KERN_KEY_BLOCK < n; /* prefetch the pair after next */
+        for (size_t i = 0; i < B * blk; i += 16) { /* one prefetch a cache line */
+            if (ahead && i % 32 == 0)
+                _mm_prefetch((const char *)(kb + 2 * blk + i), _MM_HINT_T0);
+            _mm512_store_ps(kf + i, F16Z(kb + i));
+        }
+        scores_tiles_avx512(B, kf, nh, q, qs, hd, scale, m, out + t0, os);
+    }
+}
+
+/* The same at AVX2 for H queries (H <= 6) and one block, its 16 keys in two vectors. */
+T_AVX2 static INL void scores_tile_avx2(int H, const float *kf, const float *q, size_t qs, int hd, float scale, int m,
+                                        float *out, size_t os) {
+    __m256 a[6][2];
+#pragma GCC unroll 6
+    for (int h = 0; h < H; h++)
+        a[h][0] = a[h][1] = _mm256_setzero_ps();
+    for (int d = 0; d < hd; d++) {
+        __m256 k0 = _mm256_load_ps(kf + (size_t)d * KERN_KEY_BLOCK), k1 = _mm256_load_ps(kf + (size_t)d * KERN_KEY_BLOCK + 8);
+#pragma GCC unroll 6
+        for (int h = 0; h < H; h++) {
+            __m256 qv = _mm256_broadcast_ss(q + (size_t)h * qs + d);
+            a[h][0] = _mm256_fmadd_ps(qv, k0, a[h][0]);
+            a[h][1] = _mm256_fmadd_ps(qv, k1, a[h][1]);
+        }
+    }
+    __m256 vs = _mm256_set1_ps(scale);
+#pragma GCC unroll 6
+    for (int h = 0; h < H; h++) {
+        _Alignas(32) float o[16];
+        _mm256_store_ps(o, _mm256_mul_ps(a[h][0], vs));
+        _mm256_store_ps(o + 8, _mm256_mul_ps(a[h][1], vs));
+        memcpy(out + (size_t)h * os, o, (size_t)m * sizeof(float));
+    }
+}
+
+T_AVX2 static void scores_avx2(int nh, const ggml_half *keys, const float *q, size_t qs, int hd, int n, float scale,
+                               float *out, size_t os) {
+    _Alignas(32) float kf[KERN_KEY_BLOCK * KV_HD_MAX];
+    size_t blk = (size_t)KERN_KEY_BLOCK * hd;
+    for (int t0 = 0; t0 < n; t0 += KERN_KEY_BLOCK) {
+        int m = n - t0 < KERN_KEY_BLOCK ? n - t0 : KERN_KEY_BLOCK;
+        const ggml_half *kb = keys + (size_t)t0 * hd;
+        if (t0 + 2 * KERN_KEY_BLOCK < n) /* the block after next */
+            for (size_t i = 0; i < blk; i += 32)
+                _mm_prefetch((const char *)(kb + 2 * blk + i), _MM_HINT_T0);
+        for (size_t i = 0; i < blk; i += 8)
+            _mm256_store_ps(kf + i, F16Y(kb + i));
+        for (int h = 0; h < nh; h += 6) {
             const float *qh = q + (size_t)h * qs;
-            __m512 a[16];
-#pragma GCC unroll 16
-            for (int t = 0; t < 16; t++)
-                a[t] = _mm512_setzero_ps();
-            for (int i = 0; i < hd; i += 16) {
-                __m512 qv = _mm512_loadu_ps(qh + i);
-#pragma GCC unroll 16
-                for (int t = 0; t < 16; t++)
-                    a[t] = _mm512_fmadd_ps(_mm512_load_ps(kf + t * hd + i), qv, a[t]);
+            float *oh = out + (size_t)h * os + t0;
+            switch (nh - h < 6 ? nh - h : 6) {
+            case 1: scores_tile_avx2(1, kf, qh, qs, hd, scale, m, oh, os); break;
+            case 2: scores_tile_avx2(2, kf, qh, qs, hd, scale, m, oh, os); break;
+            case 3: scores_tile_avx2(3, kf, qh, qs, hd, scale, m, oh, os); break;
+            case 4: scores_tile_avx2(4, kf, qh, qs, hd, scale, m, oh, os); break;
+            case 5: scores_tile_avx2(5, kf, qh, qs, hd, scale, m, oh, os); break;
+            default: scores_tile_avx2(6, kf, qh, qs, hd, scale, m, oh, os); break;
             }
-            _mm512_mask_storeu_ps(out + (size_t)h * os + t0, (__mmask16)((1u << m) - 1),
-                                  _mm512_mul_ps(reduce16x16_avx512(a), _mm512_set1_ps(scale)));
         }
     }
 }
 
-/* The fixed tree's last three steps (t_j = s_j + s_(j+4), then (t_0 + t_2) + (t_1 + t_3)) for
- * eight vectors of s at once: lane i of the result is vector i's sum. */
-T_AVX2 static INL __m256 reduce8x8_avx2(const __m256 *a) {
-    __m256 v[4], z[2];
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++) /* vectors 2p, 2p+1 in the two halves */
-        v[p] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x20),
-                             _mm256_permute2f128_ps(a[2 * p], a[2 * p + 1], 0x31));
-#pragma GCC unroll 2
-    for (int p = 0; p < 2; p++)
-        z[p] = _mm256_add_ps(_mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0x44),
-                             _mm256_shuffle_ps(v[2 * p], v[2 * p + 1], 0xEE));
-    /* lane 4c + m holds vector 2m + c */
-    __m256 r = _mm256_add_ps(_mm256_shuffle_ps(z[0], z[1], 0x88), _mm256_shuffle_ps(z[0], z[1], 0xDD));
-    return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-}
-
-/* The same at AVX2: keys in blocks of 8 converted to floats once (kf) for every query; per
- * query the lo lanes (j < 8 of each 16) of the 8 keys, then the hi lanes, their sums
- * (l_j + l_(j+8), the tree's first step), then reduce8x8_avx2. */
-T_AVX2 static void scores_shared_avx2(int nh, const ggml_half *k, size_t ks, const float *q, size_t qs, int hd, int n,
-                                      float scale, float *out, size_t os) {
-    _Alignas(32) float kf[8 * KV_HD_MAX];
-    for (int t0 = 0; t0 < n; t0 += 8) {
-        int m = n - t0 < 8 ? n - t0 : 8;
-        for (int t = 0; t < 8; t++) {
-            const ggml_half *kt = k + (size_t)(t0 + (t < m ? t : 0)) * ks;
-            for (int i = 0; i < hd; i += 8)
-                _mm256_store_ps(kf + t * hd + i, F16Y(kt + i));
-        }
-        for (int h = 0; h < nh; h++) {
-            const float *qh = q + (size_t)h * qs;
-            __m256 a[8];
-#pragma GCC unroll 8
-            for (int t = 0; t < 8; t++)
-                a[t] = _mm256_setzero_ps();
-            for (int i = 0; i < hd; i += 16) {
-                __m256 qv = _mm256_loadu_ps(qh + i);
-#pragma GCC unroll 8
-                for (int t = 0; t < 8; t++)
-                    a[t] = _mm256_fmadd_ps(_mm256_load_ps(kf + t * hd + i), qv, a[t]);
-            }
-            /* the hi lanes four keys at a time: twelve accumulators stay in registers */
-#pragma GCC unroll 2
-            for (int g = 0; g < 8; g += 4) {
-                __m256 b[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-                for (int i = 8; i < hd; i += 16) {
-                    __m256 qv = _mm256_loadu_ps(qh + i);
-#pragma GCC unroll 4
-                    for (int t = 0; t < 4; t++)
-                        b[t] = _mm256_fmadd_ps(_mm256_load_ps(kf + (g + t) * hd + i), qv, b[t]);
-                }
-#pragma GCC unroll 4
-                for (int t = 0; t < 4; t++)
-                    a[g + t] = _mm256_add_ps(a[g + t], b[t]);
-            }
-            __m256 r = _mm256_mul_ps(reduce8x8_avx2(a), _mm256_set1_ps(scale));
-            float o[8];
-            _mm256_storeu_ps(o, r);
-            memcpy(out + (size_t)h * os + t0, o, (size_t)m * sizeof(float));
-        }
-    }
-}
-
-/* The shared value sums' leaves: m keys' values to floats (vf, hd apart), and H heads (H <= 4)
+/* The shared value sums' leaves: m keys' values to floats (vf, hd apart), prefetching the
+ * first `ahead` keys' values of the next block, at `next` (decode reads them from memory once,
+ * and the hardware's prefetch alone left the sums waiting on it; one prefetch a converted cache
+ * line, where a run of them all at once waited on the line fill buffers); and H heads (H <= 4)
  * over n keys of them continuing the sums in out (hd a multiple of 64). */
-T_AVX512 static void vf_block_avx512(float *vf, const ggml_half *v, size_t vs, int m, int hd) {
+T_AVX512 static void vf_block_avx512(float *vf, const ggml_half *v, size_t vs, int m, int hd, const ggml_half *next,
+                                     int ahead) {
     for (int t = 0; t < m; t++)
-        for (int i = 0; i < hd; i += 16)
+        for (int i = 0; i < hd; i += 16) {
+            if (t < ahead && i % 32 == 0)
+                _mm_prefetch((const char *)(next + (size_t)t * vs + i), _MM_HINT_T0);
             _mm512_store_ps(vf + (size_t)t * hd + i, F16Z(v + (size_t)t * vs + i));
+        }
 }
 
-/* (The unroll pragmas here and in the reductions keep each array of vectors in registers:
+/* (The unroll pragmas here and in the score tiles keep each array of vectors in registers:
  * without them GCC 12 left the loops rolled and the arrays on the stack, a load and a store
- * around every multiply-add; one Zen 5 core's value sums ran at 22 GMAC/s, now 67, and the
- * scores at 18, now 47, over 2048 keys of head size 64. At AVX2, scores 19 -> 27.) */
+ * around every multiply-add; one Zen 5 core's value sums ran at 22 GMAC/s, now 67, over 2048
+ * keys of head size 64.) */
 T_AVX512 static INL void sums64_avx512(int H, const float *w, size_t ws, const float *vf, int hd, int n, float *out,
                                        size_t os) {
     __m512 acc[4][4];
@@ -853,10 +867,14 @@ T_AVX512 static void vf_sums_avx512(int H, const float *w, size_t ws, const floa
         }
 }
 
-T_AVX2 static void vf_block_avx2(float *vf, const ggml_half *v, size_t vs, int m, int hd) {
+T_AVX2 static void vf_block_avx2(float *vf, const ggml_half *v, size_t vs, int m, int hd, const ggml_half *next,
+                                 int ahead) {
     for (int t = 0; t < m; t++)
-        for (int i = 0; i < hd; i += 8)
+        for (int i = 0; i < hd; i += 8) {
+            if (t < ahead && i % 32 == 0)
+                _mm_prefetch((const char *)(next + (size_t)t * vs + i), _MM_HINT_T0);
             _mm256_store_ps(vf + (size_t)t * hd + i, F16Y(v + (size_t)t * vs + i));
+        }
 }
 
 /* One head x 64 values at a time: eight ymm. */
@@ -915,19 +933,26 @@ T_AVX2 static int max_avx2(const float *s, int n, float *mx) {
     return t;
 }
 
-/* exp_scalar of s[t] - mx, 8 at a time, for t < n (n a multiple of 4; returns the count done,
- * a multiple of 8); the results summed in double into the four lanes l[t % 4]. */
+/* exp_scalar of s[t] - mx, 16 at a time, for t < n (n a multiple of 16; returns the count
+ * done); the results summed in double into the sixteen lanes l[t % 16]. */
 T_AVX2 static int exp_sum_avx2(float *s, float mx, int n, double *l) {
     __m256 vm = _mm256_set1_ps(mx);
-    __m256d acc = _mm256_loadu_pd(l);
+    __m256d acc[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++)
+        acc[c] = _mm256_loadu_pd(l + 4 * c);
     int t = 0;
-    for (; t + 8 <= n; t += 8) {
-        __m256 y = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
-        _mm256_storeu_ps(s + t, y);
-        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(y)));
-        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
-    }
-    _mm256_storeu_pd(l, acc);
+    for (; t + 16 <= n; t += 16)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) { /* lanes 8h .. 8h + 7 */
+            __m256 y = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + t + 8 * h), vm));
+            _mm256_storeu_ps(s + t + 8 * h, y);
+            acc[2 * h] = _mm256_add_pd(acc[2 * h], _mm256_cvtps_pd(_mm256_castps256_ps128(y)));
+            acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
+        }
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++)
+        _mm256_storeu_pd(l + 4 * c, acc[c]);
     return t;
 }
 
@@ -992,21 +1017,19 @@ T_AVX512 static int scale_round_avx512(float *s, float inv, int n) {
     return t;
 }
 
-/* exp_sum_avx2 16 at a time: the four quarters go into the four double lanes in order, as
- * two of its steps would. */
+/* exp_sum_avx2 on 16 lanes: the two halves into the two vectors of double lanes. */
 T_AVX512 static int exp_sum_avx512(float *s, float mx, int n, double *l) {
     __m512 vm = _mm512_set1_ps(mx);
-    __m256d acc = _mm256_loadu_pd(l);
+    __m512d lo = _mm512_loadu_pd(l), hi = _mm512_loadu_pd(l + 8);
     int t = 0;
     for (; t + 16 <= n; t += 16) {
         __m512 y = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(s + t), vm));
         _mm512_storeu_ps(s + t, y);
-        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 0)));
-        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 1)));
-        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 2)));
-        acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm512_extractf32x4_ps(y, 3)));
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(y)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1))));
     }
-    _mm256_storeu_pd(l, acc);
+    _mm512_storeu_pd(l, lo);
+    _mm512_storeu_pd(l + 8, hi);
     return t;
 }
 
@@ -1039,21 +1062,33 @@ T_AVX2 static int scale_round_avx2(float *s, float inv, int n) {
 }
 #endif
 
-void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
-                      float scale, float *out, size_t out_stride) {
+int kern_key_positions(int n_ctx) { return (n_ctx + KERN_KEY_BLOCK - 1) / KERN_KEY_BLOCK * KERN_KEY_BLOCK; }
+
+void kern_attn_key_store(ggml_half *keys, int t, const float *k, int hd) {
+    ggml_half h[64];
+    for (int d0 = 0; d0 < hd; d0 += 64) {
+        int c = hd - d0 < 64 ? hd - d0 : 64;
+        kern_f32_to_f16(k + d0, h, c);
+        for (int d = 0; d < c; d++)
+            keys[key_index(t, d0 + d, hd)] = h[d];
+    }
+}
+
+void kern_attn_scores(int nh, const ggml_half *keys, const float *q, size_t q_stride, int hd, int n, float scale,
+                      float *out, size_t out_stride) {
 #ifdef KF_X86
     kern_level l = kern_get_level();
-    if (l >= KERN_AVX512 && hd % 16 == 0 && hd <= KV_HD_MAX) {
-        scores_shared_avx512(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
+    if (l >= KERN_AVX512 && hd <= KV_HD_MAX) {
+        scores_avx512(nh, keys, q, q_stride, hd, n, scale, out, out_stride);
         return;
     }
-    if (l >= KERN_AVX2 && hd % 16 == 0 && hd <= KV_HD_MAX) {
-        scores_shared_avx2(nh, k, k_stride, q, q_stride, hd, n, scale, out, out_stride);
+    if (l >= KERN_AVX2 && hd <= KV_HD_MAX) {
+        scores_avx2(nh, keys, q, q_stride, hd, n, scale, out, out_stride);
         return;
     }
 #endif
     for (int h = 0; h < nh; h++)
-        scores_scalar(k, k_stride, q + (size_t)h * q_stride, hd, n, scale, out + (size_t)h * out_stride);
+        scores_scalar(keys, q + (size_t)h * q_stride, hd, n, scale, out + (size_t)h * out_stride);
 }
 
 #ifdef KF_X86
@@ -1064,7 +1099,7 @@ static int keys_in(int n, int t0, int m) { return n - t0 < 0 ? 0 : n - t0 < m ? 
  * keys in blocks, each block's values converted to floats once (block) for every head, then
  * summed (sums) four heads at a time over the keys all four take, each head alone over the
  * rest; every sum continues in out in key order from +0. */
-static void values_shared(void (*block)(float *, const ggml_half *, size_t, int, int),
+static void values_shared(void (*block)(float *, const ggml_half *, size_t, int, int, const ggml_half *, int),
                           void (*sums)(int, const float *, size_t, const float *, int, int, float *, size_t), int nh,
                           const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, const int *n, float *out,
                           size_t os) {
@@ -1076,9 +1111,8 @@ static void values_shared(void (*block)(float *, const ggml_half *, size_t, int,
     }
     for (int t0 = 0; t0 < most; t0 += kb) {
         int m = most - t0 < kb ? most - t0 : kb;
-        block(vf, v + (size_t)t0 * vs, vs, m, hd);
-        if (t0 + kb < most) /* the next block, while these sums run */
-            prefetch_kv(v + (size_t)(t0 + kb) * vs, vs, most - t0 - kb < kb ? most - t0 - kb : kb, hd);
+        int ahead = most - t0 - kb < 0 ? 0 : most - t0 - kb < kb ? most - t0 - kb : kb;
+        block(vf, v + (size_t)t0 * vs, vs, m, hd, v + (size_t)(t0 + kb) * vs, ahead);
         for (int h = 0; h < nh; h += 4) {
             int H = nh - h < 4 ? nh - h : 4, c = m;
             for (int g = 0; g < H; g++)
@@ -1142,19 +1176,23 @@ void kern_softmax_f16(float *s, int n) {
     for (; t < n; t++)
         if (s[t] > mx)
             mx = s[t];
-    double l[4] = {0, 0, 0, 0};
-    int n4 = n & ~3;
+    double l[16] = {0};
+    int n16 = n & ~15;
     t = 0;
 #ifdef KF_X86
     if (kern_get_level() >= KERN_AVX512)
-        t = exp_sum_avx512(s, mx, n4, l);
+        t = exp_sum_avx512(s, mx, n16, l);
     if (kern_get_level() >= KERN_AVX2)
-        t += exp_sum_avx2(s + t, mx, n4 - t, l);
+        t += exp_sum_avx2(s + t, mx, n16 - t, l);
 #endif
-    for (; t < n4; t++) {
+    for (; t < n16; t++) {
         s[t] = exp_scalar(s[t] - mx);
-        l[t & 3] += s[t];
+        l[t & 15] += s[t];
     }
+    for (int j = 0; j < 8; j++) /* the fixed tree: lanes j + 8, then j + 4, then pairs */
+        l[j] += l[j + 8];
+    for (int j = 0; j < 4; j++)
+        l[j] += l[j + 4];
     double sum = (l[0] + l[2]) + (l[1] + l[3]);
     for (; t < n; t++) {
         s[t] = exp_scalar(s[t] - mx);

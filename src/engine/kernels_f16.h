@@ -7,9 +7,9 @@
  * +0; then a fixed tree: for 16 lanes s_j = l_j + l_(j+8) (j < 8), then the 8-lane tree on s;
  * for 8 lanes t_j = l_j + l_(j+4), (t_0 + t_2) + (t_1 + t_3); then the elements past the last
  * multiple of L, one fused multiply-add each. The dot and the product take 16 lanes at the
- * scalar and AVX-512 levels and 8 at AVX2; attention's scores take 16 lanes on every level.
+ * scalar and AVX-512 levels and 8 at AVX2.
  * So within a level a batch's products, a thread's share of rows and decoding one token give
- * the same bits. */
+ * the same bits. Attention's scores have their own arithmetic (below). */
 #ifndef PACER_KERNELS_F16_H
 #define PACER_KERNELS_F16_H
 
@@ -49,13 +49,32 @@ void kern_f16_pack(const void *src, size_t row_bytes, int n_in, int n_out, int g
 void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g1, const float *act,
                           size_t act_stride, int nb, float *out, int ldo);
 
-/* For each of nh queries (q_stride apart): out[h * out_stride + t] = kern_dot_f16_lanes(key t,
- * query h, hd, 16) * scale for the n keys at k + t * k_stride (elements). */
-void kern_attn_scores(int nh, const ggml_half *k, size_t k_stride, const float *q, size_t q_stride, int hd, int n,
-                      float scale, float *out, size_t out_stride);
+/* ---- attention's keys ----
+ * A KV head's keys are stored in blocks of KERN_KEY_BLOCK positions: element d of the key at
+ * position t is at (t / KERN_KEY_BLOCK) * KERN_KEY_BLOCK * hd + d * KERN_KEY_BLOCK +
+ * t % KERN_KEY_BLOCK, so that one vector holds element d of a block's keys and a score is one
+ * lane's chain of multiply-adds, with no sum across lanes. The region a head's keys take is a
+ * whole number of blocks (kern_key_positions). */
+#define KERN_KEY_BLOCK 16
+
+/* The positions a head's key region holds for n_ctx positions: n_ctx rounded up to blocks. */
+int kern_key_positions(int n_ctx);
+
+/* Stores the F16 rounding of the hd floats at k as the key at position t of the head whose
+ * blocked keys start at keys. */
+void kern_attn_key_store(ggml_half *keys, int t, const float *k, int hd);
+
+/* For each of nh queries (q_stride apart): out[h * out_stride + t] for the keys t < n of the
+ * head at keys (blocked, above) = fma(q_(hd-1), k_(hd-1), ... fma(q_1, k_1, fma(q_0, k_0, +0)))
+ * * scale: one fused multiply-add per element, in order, on every level, for any number of
+ * queries at once; so a query's scores do not depend on the batch. */
+void kern_attn_scores(int nh, const ggml_half *keys, const float *q, size_t q_stride, int hd, int n, float scale,
+                      float *out, size_t out_stride);
 
 /* Softmax of s[0..n) in place (max subtracted, kernels_f16.c's polynomial exp: the same bits
- * on every level; the sum in four double lanes), each weight then rounded through F16 as
+ * on every level; the sum in sixteen double lanes, lane j taking the weights t = j mod 16 in
+ * order up to the last multiple of 16, then lanes j + 8 into j, j + 4 into j, (0 + 2) + (1 +
+ * 3), then the weights past it in order), each weight then rounded through F16 as
  * ggml rounds attention weights before the value product. */
 void kern_softmax_f16(float *s, int n);
 

@@ -147,22 +147,35 @@ Test(kernels_f16, matmul_equals_dots) {
     check_matmul(4, 13);   /* fewer elements than one register's 16 lanes: the tail alone */
 }
 
-/* Scores of 1..40 keys (full blocks of 8 and 16, remainders) for 1..20 queries at once (a
- * unit of several rows' heads: each key converted once for all of them) == the one-key
- * 16-lane dot * scale, at every level. */
-Test(kernels_f16, attention_scores_equal_one_key_dots) {
-    static const int hds[] = {64, 128, 48, 40};
-    static const int nhs[] = {1, 2, 3, 4, 5, 8, 13, 20};
-    enum { KEYS = 40, STRIDE = 300, NH = 20, OS = KEYS + 3 };
+/* Scores of 1..40 keys (full blocks of 16, pairs of them, remainders) for 1..20 queries at
+ * once (a unit of several rows' heads: each key converted once for all of them) == each key's
+ * chain of fmaf in element order * scale, at every level; keys stored through
+ * kern_attn_key_store in their blocks (kernels_f16.h), found where the layout puts them. */
+Test(kernels_f16, attention_scores_in_element_order) {
+    static const int hds[] = {64, 128, 48, 40, 256};
+    static const int nhs[] = {1, 2, 3, 4, 5, 8, 9, 13, 20};
+    enum { KEYS = 40, NH = 20, OS = KEYS + 3 };
     kern_level best = kern_detect();
     for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
-        int hd = hds[hi];
-        ggml_half *k = f16_rows(KEYS * STRIDE, 5 + (unsigned)hd);
-        float *q = act_rows(NH * 130, 7), want[NH][KEYS], got[NH * OS];
+        int hd = hds[hi], np = kern_key_positions(KEYS);
+        cr_assert(np == 48, "40 positions take three blocks: %d", np);
+        float *kx = act_rows(KEYS * hd, 5 + (unsigned)hd), *q = act_rows(NH * 260, 7), want[NH][KEYS], got[NH * OS];
+        ggml_half *keys = calloc((size_t)np * hd, sizeof *keys);
+        for (int t = 0; t < KEYS; t++)
+            kern_attn_key_store(keys, t, kx + (size_t)t * hd, hd);
+        for (int t = 0; t < KEYS; t++)
+            for (int d = 0; d < hd; d++) {
+                ggml_half h = keys[(size_t)(t / 16) * 16 * hd + (size_t)d * 16 + t % 16];
+                cr_assert(h == ggml_fp32_to_fp16(kx[(size_t)t * hd + d]), "key %d element %d stored elsewhere", t, d);
+            }
         float scale = 1.0f / sqrtf((float)hd);
         for (int h = 0; h < NH; h++)
-            for (int t = 0; t < KEYS; t++)
-                want[h][t] = kern_dot_f16_lanes(k + (size_t)t * STRIDE + 3, q + h * 130, hd, 16) * scale;
+            for (int t = 0; t < KEYS; t++) {
+                float s = 0;
+                for (int d = 0; d < hd; d++)
+                    s = fmaf(q[h * 260 + d], ggml_fp16_to_fp32(ggml_fp32_to_fp16(kx[(size_t)t * hd + d])), s);
+                want[h][t] = s * scale;
+            }
         for (int l = KERN_SCALAR; l <= (int)best; l++) {
             if (!kern_level_supported((kern_level)l))
                 continue;
@@ -172,7 +185,7 @@ Test(kernels_f16, attention_scores_equal_one_key_dots) {
                     int nh = nhs[ni];
                     for (int i = 0; i < NH * OS; i++)
                         got[i] = -7.0f;
-                    kern_attn_scores(nh, k + 3, STRIDE, q, 130, hd, n, scale, got, OS);
+                    kern_attn_scores(nh, keys, q, 260, hd, n, scale, got, OS);
                     for (int h = 0; h < nh; h++) {
                         for (int t = 0; t < n; t++)
                             cr_assert(got[h * OS + t] == want[h][t], "hd %d at %s, %d heads, %d keys: head %d key %d %.9g vs %.9g",
@@ -181,7 +194,8 @@ Test(kernels_f16, attention_scores_equal_one_key_dots) {
                     }
                 }
         }
-        free(k);
+        free(keys);
+        free(kx);
         free(q);
     }
     kern_set_level(best);
@@ -265,7 +279,7 @@ Test(kernels_f16, softmax_weights) {
     cr_assert(fabs(sum - 1) < 1e-2, "weights sum to %g", sum);
 }
 
-/* The weights are the same at every level, for any count (8-wide steps, 4 lanes of the
+/* The weights are the same at every level, for any count (16-wide steps, 16 lanes of the
  * sum, tails), and near the exact softmax before the F16 rounding. */
 Test(kernels_f16, softmax_same_at_every_level) {
     enum { M = 300 };

@@ -775,12 +775,12 @@ T_AVX2 static INL void scores_tile_avx2(int H, const float *kf, const float *q, 
         }
     }
     __m256 vs = _mm256_set1_ps(scale);
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); /* the stored lanes: t < m */
+    __m256i lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(m), lane), hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(m - 8), lane);
 #pragma GCC unroll 6
     for (int h = 0; h < H; h++) {
-        _Alignas(32) float o[16];
-        _mm256_store_ps(o, _mm256_mul_ps(a[h][0], vs));
-        _mm256_store_ps(o + 8, _mm256_mul_ps(a[h][1], vs));
-        memcpy(out + (size_t)h * os, o, (size_t)m * sizeof(float));
+        _mm256_maskstore_ps(out + (size_t)h * os, lo, _mm256_mul_ps(a[h][0], vs));
+        _mm256_maskstore_ps(out + (size_t)h * os + 8, hi, _mm256_mul_ps(a[h][1], vs));
     }
 }
 

@@ -413,7 +413,10 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
  * sequence reads each key's and each value's F16 numbers once for all its queries, the
  * rows taking the keys up to their own positions. Every head's arithmetic is the same
  * either way (kernels_f16.h), so rows do not depend on the batch or the threads. With
- * next_slot, a unit also prepares its heads' slice of the output matrix's activation. */
+ * next_slot, a unit also prepares its heads' slice of the output matrix's activation.
+ * Units go head by head (a head's spans of rows in a row), in one range of them a thread
+ * (threadpool_chunks_init_ranges), so that a thread's units read the same keys and values
+ * from its own cache: Q4_K pp512 at depth 4096, 2 threads, 232-234 -> 236-238 tok/s. */
 static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc) {
     int hd = e->hd, per = j->rows, nh = m * per, n = e->row_pos[b + m - 1] + 1;
     size_t nq = (size_t)j->span * per;
@@ -442,11 +445,11 @@ static void job_attention(void *ctx, int ith, int nth) {
     job *j = ctx;
     engine *e = j->e;
     int group = e->n_head / e->n_head_kv, per = j->rows, across = e->n_head / per;
-    int units = (j->nb + j->span - 1) / j->span * across;
+    int spans = (j->nb + j->span - 1) / j->span, units = spans * across;
     float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per query a row of weights */
     (void)nth;
     for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && u < units; u = threadpool_chunk_next(&j->ch, ith, u)) {
-        int h0 = u % across * per, kvh = h0 / group, b = u / across * j->span, end = imin(b + j->span, j->nb);
+        int h0 = u / spans * per, kvh = h0 / group, b = u % spans * j->span, end = imin(b + j->span, j->nb);
         for (int h = 0; j->wait_heads && h < per; h++)
             threadpool_wait_until(&e->head_left[h0 + h], HEAD_POSTED);
         if (j->wait_heads) {
@@ -512,7 +515,7 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     aj.span = aj.rows == e->n_head / e->n_head_kv && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
-    threadpool_chunks_init(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);
+    threadpool_chunks_init_ranges(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);
     if (e->hd % e->group_rows == 0) {
         setup_qkv_chunks(e, &j);
         aj.wait_heads = true;

@@ -180,8 +180,9 @@ Test(engine, open_missing_file) {
 /* A small synthesized checkpoint of `type` (vocabulary 258: a padded last row group) with
  * n_seq KV slots. Q4_K and Q6_K (rows of 256) are an F16 checkpoint through `pacer model
  * quantize`. `odd` makes an F16/F32 one whose head size (12) is no multiple of 8 and whose
- * feed-forward width (200) is no multiple of 32: the forward's unfused per-row jobs. */
-static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq, char *path, size_t len) {
+ * feed-forward width (200) is no multiple of 32: the forward's unfused per-row jobs. n_ctx
+ * positions (0: 320). */
+static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq, int n_ctx, char *path, size_t len) {
     snprintf(path, len, "/tmp/pacer-test-engine-%d-%s%s.gguf", (int)getpid(), ggml_type_name(type), odd ? "-odd" : "");
     bool kq = type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K;
     synth_params p;
@@ -206,14 +207,14 @@ static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq
         quantize_close(j);
         unlink(src);
     }
-    engine_params ep = {.n_threads = threads, .n_ctx = 320, .n_seq = n_seq};
+    engine_params ep = {.n_threads = threads, .n_ctx = n_ctx > 0 ? n_ctx : 320, .n_seq = n_seq};
     engine *e = NULL;
     cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "engine_open: %s", err);
     return e;
 }
 
 static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
-    return open_synth_shape(type, false, threads, n_seq, path, len);
+    return open_synth_shape(type, false, threads, n_seq, 0, path, len);
 }
 
 /* Logits of a 300-token prompt evaluated in one call (past a chunk's end, whether chunks are
@@ -223,8 +224,8 @@ static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, si
 static void check_batched_shape(ggml_type type, bool odd) {
     char path[128];
     enum { T = 300 };
-    engine *e1 = open_synth_shape(type, odd, 1, 1, path, sizeof path);
-    engine *e4 = open_synth_shape(type, odd, 4, 1, path, sizeof path);
+    engine *e1 = open_synth_shape(type, odd, 1, 1, 0, path, sizeof path);
+    engine *e4 = open_synth_shape(type, odd, 4, 1, 0, path, sizeof path);
     int nv = engine_get_info(e1)->n_vocab;
     int32_t toks[T];
     for (int i = 0; i < T; i++)
@@ -259,6 +260,35 @@ Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_batc
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_K); }
 Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q6_K); }
 Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_F16); }
+/* A context of 41 positions, no whole number of key blocks (kernels_f16.h): each head's keys
+ * still have their own region. Sequence 0 filled to the end, then sequence 1, then sequence
+ * 0's last token again: its logits are those of the same tokens in an engine of its own, so
+ * sequence 1 overwrote none of sequence 0's keys (nor a head another head's). */
+Test(engine, keys_of_a_context_of_no_whole_blocks_stay_apart, .timeout = 60) {
+    enum { T = 41 };
+    char path[128];
+    engine *two = open_synth_shape(GGML_TYPE_Q8_0, false, 2, 2, T, path, sizeof path);
+    engine *one = open_synth_shape(GGML_TYPE_Q8_0, false, 2, 1, T, path, sizeof path);
+    int nv = engine_get_info(two)->n_vocab;
+    int32_t a[T], b[T];
+    for (int i = 0; i < T; i++) {
+        a[i] = (int32_t)((i * 7919 + 13) % nv);
+        b[i] = (int32_t)((i * 104729 + 7) % nv);
+    }
+    float *want = malloc((size_t)T * nv * sizeof(float)), *got = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_eval(one, a, T, 0, want, true), PACER_OK);
+    cr_assert_eq(engine_eval_seq(two, 0, a, T, 0, NULL, false), PACER_OK);
+    cr_assert_eq(engine_eval_seq(two, 1, b, T, 0, NULL, false), PACER_OK);
+    cr_assert_eq(engine_eval_seq(two, 0, a + T - 1, 1, T - 1, got, false), PACER_OK);
+    cr_assert(memcmp(got, want + (size_t)(T - 1) * nv, (size_t)nv * sizeof(float)) == 0,
+              "sequence 0's last logits changed after sequence 1 filled its cache");
+    free(want);
+    free(got);
+    engine_close(one);
+    engine_close(two);
+    unlink(path);
+}
+
 /* An F16 model's logits at a level, malloc'd: of a T-token batch (lg) and of the token decoded
  * after it (last). Returns the vocabulary's size. */
 static int eval_at(kern_level level, int T, float **lg, float **last, char *path, size_t len) {

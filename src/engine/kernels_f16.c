@@ -740,7 +740,8 @@ T_AVX512 static void scores_tiles_avx512(int B, const float *kf, int nh, const f
 }
 
 /* Keys in pairs of blocks, each pair converted to floats once (kf) for every query; the
- * pair after next prefetched (decode reads the keys from memory). */
+ * pair after next prefetched (decode reads the keys from memory once; one prefetch a
+ * converted cache line, as vf_block_avx512 does). */
 T_AVX512 static void scores_avx512(int nh, const ggml_half *keys, const float *q, size_t qs, int hd, int n, float scale,
                                    float *out, size_t os) {
     _Alignas(64) float kf[2 * KERN_KEY_BLOCK * KV_HD_MAX];
@@ -791,11 +792,12 @@ T_AVX2 static void scores_avx2(int nh, const ggml_half *keys, const float *q, si
     for (int t0 = 0; t0 < n; t0 += KERN_KEY_BLOCK) {
         int m = n - t0 < KERN_KEY_BLOCK ? n - t0 : KERN_KEY_BLOCK;
         const ggml_half *kb = keys + (size_t)t0 * hd;
-        if (t0 + 2 * KERN_KEY_BLOCK < n) /* the block after next */
-            for (size_t i = 0; i < blk; i += 32)
+        bool ahead = t0 + 3 * KERN_KEY_BLOCK <= n; /* prefetch the block after next */
+        for (size_t i = 0; i < blk; i += 8) { /* one prefetch a cache line */
+            if (ahead && i % 32 == 0)
                 _mm_prefetch((const char *)(kb + 2 * blk + i), _MM_HINT_T0);
-        for (size_t i = 0; i < blk; i += 8)
             _mm256_store_ps(kf + i, F16Y(kb + i));
+        }
         for (int h = 0; h < nh; h += 6) {
             const float *qh = q + (size_t)h * qs;
             float *oh = out + (size_t)h * os + t0;

@@ -684,26 +684,26 @@ void kern_f16_gemm_packed(const ggml_half *P, int n_in, int n_out, int g0, int g
 /* ---------------- attention: many keys per pass ---------------- */
 
 #ifdef KF_X86
-/* Scores of H queries (H <= 8) for B blocks of keys (B <= 2; kf: the blocks as floats, a
+/* Scores of H queries (H <= 8) for B blocks of keys (H * B <= 16; kf: the blocks as floats, a
  * block's element d for its 16 keys at d * 16): one accumulator a query and block, each
  * lane one key's chain of multiply-adds in element order. m keys of the blocks are stored. */
 T_AVX512 static INL void scores_tile_avx512(int H, int B, const float *kf, const float *q, size_t qs, int hd, float scale,
                                             int m, float *out, size_t os) {
-    __m512 a[8][2];
+    __m512 a[8][4];
 #pragma GCC unroll 8
     for (int h = 0; h < H; h++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int b = 0; b < B; b++)
             a[h][b] = _mm512_setzero_ps();
     for (int d = 0; d < hd; d++) {
-        __m512 k[2];
-#pragma GCC unroll 2
+        __m512 k[4];
+#pragma GCC unroll 4
         for (int b = 0; b < B; b++)
             k[b] = _mm512_load_ps(kf + ((size_t)b * hd + d) * KERN_KEY_BLOCK);
 #pragma GCC unroll 8
         for (int h = 0; h < H; h++) {
             __m512 qv = _mm512_set1_ps(q[(size_t)h * qs + d]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
             for (int b = 0; b < B; b++)
                 a[h][b] = _mm512_fmadd_ps(qv, k[b], a[h][b]);
         }
@@ -711,51 +711,59 @@ T_AVX512 static INL void scores_tile_avx512(int H, int B, const float *kf, const
     __m512 vs = _mm512_set1_ps(scale);
 #pragma GCC unroll 8
     for (int h = 0; h < H; h++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int b = 0; b < B; b++) {
             int c = m - 16 * b < 16 ? m - 16 * b : 16;
-            _mm512_mask_storeu_ps(out + (size_t)h * os + 16 * b, (__mmask16)((1u << c) - 1), _mm512_mul_ps(a[h][b], vs));
+            if (c > 0)
+                _mm512_mask_storeu_ps(out + (size_t)h * os + 16 * b, (__mmask16)((1u << c) - 1), _mm512_mul_ps(a[h][b], vs));
         }
 }
 
+/* The nh queries' scores for the B blocks in kf (1 or 2; 4 where nh <= 4), eight queries at a
+ * time. */
 T_AVX512 static void scores_tiles_avx512(int B, const float *kf, int nh, const float *q, size_t qs, int hd, float scale,
                                          int m, float *out, size_t os) {
     for (int h = 0; h < nh; h += 8) {
         const float *qh = q + (size_t)h * qs;
         float *oh = out + (size_t)h * os;
-#define SCORES_TILE(H) (B == 2 ? scores_tile_avx512(H, 2, kf, qh, qs, hd, scale, m, oh, os) \
-                               : scores_tile_avx512(H, 1, kf, qh, qs, hd, scale, m, oh, os))
+#define SCORES_TILE(H, B) scores_tile_avx512(H, B, kf, qh, qs, hd, scale, m, oh, os)
+#define SCORES_TILE12(H) (B == 2 ? SCORES_TILE(H, 2) : SCORES_TILE(H, 1))
+#define SCORES_TILE124(H) (B == 4 ? SCORES_TILE(H, 4) : SCORES_TILE12(H))
         switch (nh - h < 8 ? nh - h : 8) {
-        case 1: SCORES_TILE(1); break;
-        case 2: SCORES_TILE(2); break;
-        case 3: SCORES_TILE(3); break;
-        case 4: SCORES_TILE(4); break;
-        case 5: SCORES_TILE(5); break;
-        case 6: SCORES_TILE(6); break;
-        case 7: SCORES_TILE(7); break;
-        default: SCORES_TILE(8); break;
+        case 1: SCORES_TILE124(1); break;
+        case 2: SCORES_TILE124(2); break;
+        case 3: SCORES_TILE124(3); break;
+        case 4: SCORES_TILE124(4); break;
+        case 5: SCORES_TILE12(5); break;
+        case 6: SCORES_TILE12(6); break;
+        case 7: SCORES_TILE12(7); break;
+        default: SCORES_TILE12(8); break;
         }
+#undef SCORES_TILE124
+#undef SCORES_TILE12
 #undef SCORES_TILE
     }
 }
 
-/* Keys in pairs of blocks, each pair converted to floats once (kf) for every query; the
- * pair after next prefetched (decode reads the keys from memory once; one prefetch a
- * converted cache line, as vf_block_avx512 does). */
+/* Keys in passes of W blocks (2; 4 for three or four queries, as a decoded token's heads that
+ * share a KV head: eight chains of multiply-adds became sixteen), each pass converted to floats
+ * once (kf) for every query; the next pass prefetched (decode reads the keys from memory
+ * once; one prefetch a converted cache line, as vf_block_avx512 does). */
 T_AVX512 static void scores_avx512(int nh, const ggml_half *keys, const float *q, size_t qs, int hd, int n, float scale,
                                    float *out, size_t os) {
     _Alignas(64) float kf[2 * KERN_KEY_BLOCK * KV_HD_MAX];
     size_t blk = (size_t)KERN_KEY_BLOCK * hd;
-    for (int t0 = 0; t0 < n; t0 += 2 * KERN_KEY_BLOCK) {
-        int m = n - t0 < 2 * KERN_KEY_BLOCK ? n - t0 : 2 * KERN_KEY_BLOCK, B = m > KERN_KEY_BLOCK ? 2 : 1;
+    int W = nh >= 3 && nh <= 4 && 2 * hd <= KV_HD_MAX ? 4 : 2;
+    for (int t0 = 0; t0 < n; t0 += W * KERN_KEY_BLOCK) {
+        int m = n - t0 < W * KERN_KEY_BLOCK ? n - t0 : W * KERN_KEY_BLOCK, B = (m + KERN_KEY_BLOCK - 1) / KERN_KEY_BLOCK;
         const ggml_half *kb = keys + (size_t)t0 * hd;
-        bool ahead = t0 + 4 * KERN_KEY_BLOCK < n; /* prefetch the pair after next */
+        bool ahead = t0 + W * KERN_KEY_BLOCK < n;
         for (size_t i = 0; i < B * blk; i += 16) { /* one prefetch a cache line */
             if (ahead && i % 32 == 0)
-                _mm_prefetch((const char *)(kb + 2 * blk + i), _MM_HINT_T0);
+                _mm_prefetch((const char *)(kb + W * blk + i), _MM_HINT_T0);
             _mm512_store_ps(kf + i, F16Z(kb + i));
         }
-        scores_tiles_avx512(B, kf, nh, q, qs, hd, scale, m, out + t0, os);
+        scores_tiles_avx512(B == 3 ? 4 : B, kf, nh, q, qs, hd, scale, m, out + t0, os); /* a 4th block: not stored */
     }
 }
 

@@ -458,12 +458,15 @@ size_t kern_f16_pack_size(int n_in, int n_out) {
 void kern_f16_pack(const void *src, size_t row_bytes, int n_in, int n_out, int g0, int g1, void *dst) {
     for (int g = g0; g < g1; g++) {
         ggml_half *p = (ggml_half *)dst + (size_t)g * group_halves(n_in);
-        memset(p, 0, group_halves(n_in) * sizeof(ggml_half));
-        for (int i = 0; i < 16 && g * 16 + i < n_out; i++) {
-            const ggml_half *row = (const ggml_half *)((const unsigned char *)src + (size_t)(g * 16 + i) * row_bytes);
-            for (int k = 0; k < n_in; k++)
-                p[(size_t)k * 16 + i] = row[k];
-        }
+        int rows = n_out - g * 16 < 16 ? n_out - g * 16 : 16;
+        const ggml_half *row[16];
+        memset(p, 0, group_halves(n_in) * sizeof(ggml_half)); /* padding rows and the pad */
+        for (int i = 0; i < rows; i++)
+            row[i] = (const ggml_half *)((const unsigned char *)src + (size_t)(g * 16 + i) * row_bytes);
+        /* element by element, the 16 rows' halves side by side: the stores run in order */
+        for (int k = 0; k < n_in; k++)
+            for (int i = 0; i < rows; i++)
+                p[(size_t)k * 16 + i] = row[i][k];
     }
 }
 

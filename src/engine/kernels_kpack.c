@@ -3,43 +3,67 @@
  * nibbles (Q4_K; Q6_K's low 4 bits, then its high 2 bits). */
 #include "engine/kernels_pack.h"
 
+#include <stdbool.h>
 #include <string.h>
 
-/* Nibble l (0..31) of sub-block sb of a Q4_K block: low nibbles of a 32-byte run are one
- * sub-block, high nibbles the next. */
-static int q4_K_nibble(const block_q4_K *b, int sb, int l) { return (b->qs[32 * (sb / 2) + l] >> (4 * (sb & 1))) & 0x0F; }
+/* Four bytes at p as one word, and back: the steps below work on four quants at once, each
+ * in its own byte (no shift or mask carries across bytes). */
+static uint32_t ld4(const uint8_t *p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+static void st4(uint8_t *p, uint32_t w) { memcpy(p, &w, 4); }
 
-/* Row i of a Q4_K group block from the file's block. */
+#define LO4 0x0F0F0F0Fu
+#define LO2 0x03030303u
+
+/* The quants v of a sub-block (32 of them, 0..15 for Q4_K, 0..63 for Q6_K) into row i of a
+ * group block's q (pk_q4_0's layout: byte (k * 8 + i) * 4 + j holds elements 4k + j and
+ * 16 + 4k + j in its low and high nibble); Q6_K's high 2 bits after them (kernels_pack.h). */
+static void put_sub(uint8_t *q, int i, const uint8_t *v, bool six) {
+    for (int k = 0; k < 4; k++)
+        st4(q + (k * 8 + i) * 4, (ld4(v + 4 * k) & LO4) | (ld4(v + 16 + 4 * k) & LO4) << 4);
+    for (int c = 0; six && c < 2; c++) {
+        const uint8_t *h = v + 16 * c;
+        st4(q + PK_Q6_LO + (c * 8 + i) * 4, (ld4(h) >> 4 & LO2) | (ld4(h + 4) >> 4 & LO2) << 2 |
+                                                (ld4(h + 8) >> 4 & LO2) << 4 | (ld4(h + 12) >> 4 & LO2) << 6);
+    }
+}
+
+/* Row i of a Q4_K group block from the file's block: low nibbles of a 32-byte run are one
+ * sub-block, high nibbles the next. */
 static void fill_q4_K(pk_q4_K *pk, int i, const block_q4_K *blk) {
     pk->d[i] = blk->d;
     pk->dmin[i] = blk->dmin;
     for (int sb = 0; sb < 8; sb++) {
+        uint8_t v[32];
         ggml_q4_K_scale_min(sb, blk->scales, &pk->sc[sb][i], &pk->m[sb][i]);
-        for (int k = 0; k < 4; k++)
-            for (int j = 0; j < 4; j++)
-                pk->q[sb][(k * 8 + i) * 4 + j] =
-                    (uint8_t)(q4_K_nibble(blk, sb, 4 * k + j) | q4_K_nibble(blk, sb, 16 + 4 * k + j) << 4);
+        for (int l = 0; l < 32; l += 4)
+            st4(v + l, ld4(blk->qs + 32 * (sb / 2) + l) >> (4 * (sb & 1)) & LO4);
+        put_sub(pk->q[sb], i, v, false);
     }
 }
 
-/* Quant e (0..255, 0..63) of a Q6_K block (dequantize_row_q6_K's layout). */
-static int q6_K_quant(const block_q6_K *b, int e) {
-    int n = e / 128, quarter = e % 128 / 32, l = e % 32;
-    int low = b->ql[64 * n + l + (quarter & 1) * 32];
-    int nib = quarter >= 2 ? low >> 4 : low & 0x0F;
-    return nib | ((b->qh[32 * n + l] >> (2 * quarter)) & 3) << 4;
-}
-
+/* Row i of a Q6_K group block: the block's 256 quants (dequantize_row_q6_K's layout: in half
+ * n, element 32 * quarter + l takes ql's low or high nibble and qh's bits 2 * quarter), then
+ * per sub-block. */
 static void fill_q6_K(pk_q6_K *pk, int i, const block_q6_K *blk) {
+    uint8_t v[QK_K];
     pk->d[i] = blk->d;
     for (int k = 0; k < 16; k++)
         pk->sc[k][i] = blk->scales[k];
-    for (int e = 0; e < QK_K; e++) {
-        int q = q6_K_quant(blk, e), l = e % 32, j = l % 4;
-        uint8_t *sub = pk->q[e / 32];
-        sub[(l % 16 / 4 * 8 + i) * 4 + j] |= (uint8_t)((q & 0x0F) << (l < 16 ? 0 : 4));
-        sub[PK_Q6_LO + (l / 16 * 8 + i) * 4 + j] |= (uint8_t)((q >> 4) << (2 * (l % 16 / 4)));
-    }
+    for (int n = 0; n < 2; n++)
+        for (int l = 0; l < 32; l += 4) {
+            uint32_t lo = ld4(blk->ql + 64 * n + l), hi = ld4(blk->ql + 64 * n + 32 + l), h = ld4(blk->qh + 32 * n + l);
+            uint8_t *e = v + 128 * n + l;
+            st4(e, (lo & LO4) | (h & LO2) << 4);
+            st4(e + 32, (hi & LO4) | (h >> 2 & LO2) << 4);
+            st4(e + 64, (lo >> 4 & LO4) | (h >> 4 & LO2) << 4);
+            st4(e + 96, (hi >> 4 & LO4) | (h >> 6 & LO2) << 4);
+        }
+    for (int sb = 0; sb < 8; sb++)
+        put_sub(pk->q[sb], i, v + 32 * sb, true);
 }
 
 /* K-quant groups [g0, g1): a group block per super-block, padding rows with scale 0. */

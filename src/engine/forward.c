@@ -488,6 +488,22 @@ static void keep_last_row(engine *e, int nb, unsigned char *wo_act) {
         memcpy(e->att, e->att + (size_t)(nb - 1) * e->q_dim, (size_t)e->q_dim * sizeof(float));
 }
 
+/* Query heads per attention unit for nb rows at nth threads: the most (a divisor of the
+ * group, the heads that share a KV head) that still give units to at least half the
+ * threads. A tile of more queries converts each key block once for all of them, and the
+ * keys and values are read once: in cache (4096 keys, head size 64, one thread, AVX-512)
+ * the scores of 4 queries take 1.2 times as long as those of one, of 8 1.8 times. So four
+ * heads a unit are worth leaving half the threads without one at decode; with fewer KV heads
+ * (two for 16 threads), one head a unit. 16 threads, 8 KV heads of 4, tg32 at depth 4096,
+ * one head a unit / four: Q4_K 132-142 / 137-153 tok/s, F16 50-55 / 58-60. */
+static int heads_per_unit(const engine *e, int nb, int nth) {
+    int group = e->n_head / e->n_head_kv;
+    for (int per = group; per > 1; per--)
+        if (group % per == 0 && 2L * nb * (e->n_head / per) >= nth)
+            return per;
+    return 1;
+}
+
 /* The attention half of layer l: Q/K/V (post-processing fused where chunks can end on head
  * boundaries, and then one job with attention), attention, the output matrix into e->xn for
  * the `keep` rows that go on (all, the last one moved to row 0, or none: only the K/V cache
@@ -511,13 +527,8 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     job aj = {.layer = l};
     setup_matmuls(e, &aj, nb, 1, wo, wo_out, slot, NULL);
     bool ao_fused = e->hd % 32 == 0; /* a unit's slice is whole activation blocks */
-    /* a KV head's query heads together even when that leaves threads without a unit (decode
-     * at more threads than KV heads): their scores tile converts each key block once for all
-     * of them, and the keys and values are read once. One query head a unit, 16 threads, 8 KV
-     * heads, tg32 at depth 4096, Q4_K 132-142 -> 137-153 tok/s, F16 50-55 -> 58-60; depth 0
-     * level within the rounds' spread. */
-    aj.rows = e->n_head / e->n_head_kv;
-    aj.span = nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
+    aj.rows = heads_per_unit(e, nb, nth);
+    aj.span = aj.rows == e->n_head / e->n_head_kv && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
     threadpool_chunks_init_ranges(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);

@@ -181,16 +181,20 @@ Test(engine, open_missing_file) {
  * n_seq KV slots. Q4_K and Q6_K (rows of 256) are an F16 checkpoint through `pacer model
  * quantize`. `odd` makes an F16/F32 one whose head size (12) is no multiple of 8 and whose
  * feed-forward width (200) is no multiple of 32: the forward's unfused per-row jobs. n_ctx
- * positions (0: 320). */
-static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq, int n_ctx, char *path, size_t len) {
-    snprintf(path, len, "/tmp/pacer-test-engine-%d-%s%s.gguf", (int)getpid(), ggml_type_name(type), odd ? "-odd" : "");
+ * positions (0: 320). heads / kv_heads (0: 4 / 2, odd 10 / 5). */
+static engine *open_synth_heads(ggml_type type, bool odd, int heads, int kv_heads, int threads, int n_seq, int n_ctx,
+                                char *path, size_t len) {
+    heads = heads > 0 ? heads : odd ? 10 : 4;
+    kv_heads = kv_heads > 0 ? kv_heads : odd ? 5 : 2;
+    snprintf(path, len, "/tmp/pacer-test-engine-%d-%s%s-%d-%d.gguf", (int)getpid(), ggml_type_name(type),
+             odd ? "-odd" : "", heads, kv_heads);
     bool kq = type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K;
     synth_params p;
     synth_params_default(&p);
     p.dim = odd ? 120 : kq ? 256 : 128;
     p.ffn = odd ? 200 : kq ? 512 : 320;
-    p.heads = odd ? 10 : 4;
-    p.kv_heads = odd ? 5 : 2;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
     p.layers = 2;
     p.type = kq ? GGML_TYPE_F16 : type;
     p.seed = 11;
@@ -211,6 +215,10 @@ static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq
     engine *e = NULL;
     cr_assert_eq(engine_open(path, &ep, &e, err, sizeof err), PACER_OK, "engine_open: %s", err);
     return e;
+}
+
+static engine *open_synth_shape(ggml_type type, bool odd, int threads, int n_seq, int n_ctx, char *path, size_t len) {
+    return open_synth_heads(type, odd, 0, 0, threads, n_seq, n_ctx, path, len);
 }
 
 static engine *open_synth(ggml_type type, int threads, int n_seq, char *path, size_t len) {
@@ -286,6 +294,35 @@ Test(engine, keys_of_a_context_of_no_whole_blocks_stay_apart, .timeout = 60) {
     free(got);
     engine_close(one);
     engine_close(two);
+    unlink(path);
+}
+
+/* Eight query heads sharing one KV head: decoding at 1, 4, 6 and 10 threads takes attention
+ * units of 8, 4, 2 and 1 heads (forward.c's heads_per_unit); every token's logits equal the
+ * batched ones bit for bit at each. */
+Test(engine, attention_units_of_any_heads_agree, .timeout = 60) {
+    enum { T = 40 };
+    char path[128];
+    int threads[4] = {1, 4, 6, 10};
+    engine *b = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, 1, 1, 0, path, sizeof path);
+    int nv = engine_get_info(b)->n_vocab;
+    int32_t toks[T];
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % nv);
+    float *want = malloc((size_t)T * nv * sizeof(float)), *got = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_eval(b, toks, T, 0, want, true), PACER_OK);
+    engine_close(b);
+    for (int k = 0; k < 4; k++) {
+        engine *e = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, threads[k], 1, 0, path, sizeof path);
+        for (int i = 0; i < T; i++) {
+            cr_assert_eq(engine_eval(e, toks + i, 1, i, got, false), PACER_OK);
+            cr_assert(memcmp(got, want + (size_t)i * nv, (size_t)nv * sizeof(float)) == 0,
+                      "%d threads, token %d: decoded logits differ from the batch's", threads[k], i);
+        }
+        engine_close(e);
+    }
+    free(want);
+    free(got);
     unlink(path);
 }
 

@@ -407,16 +407,16 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
 
 /* ---------------- attention ---------------- */
 
-/* Attention over the rows' own sequences. A unit of work is the `per` heads that share a KV
- * head, of `span` rows (ATT_SPAN when there are units enough, else one): each run of them
- * at consecutive positions of one sequence reads each key's and each value's F16 numbers
- * once for all its queries, the rows taking the keys up to their own positions. Every
- * head's arithmetic is the same either way (kernels_f16.h), so rows do not depend on the
- * batch or the threads. With next_slot, a unit also prepares its heads' slice of the output
- * matrix's activation. Units go head by head (a head's spans of rows in a row), in one
- * range of them a thread (threadpool_chunks_init_ranges), so that a thread's units read the
- * same keys and values from its own cache: Q4_K pp512 at depth 4096, 2 threads, 232-234 ->
- * 236-238 tok/s. */
+/* Attention over the rows' own sequences. A unit of work is `per` heads of those that share
+ * a KV head (heads_per_unit), of `span` rows (ATT_SPAN when there are units enough, else
+ * one): each run of them at consecutive positions of one sequence reads each key's and each
+ * value's F16 numbers once for all its queries, the rows taking the keys up to their own
+ * positions. Every head's arithmetic is the same either way (kernels_f16.h), so rows do not
+ * depend on the batch or the threads. With next_slot, a unit also prepares its heads' slice
+ * of the output matrix's activation. Units go head by head (a head's spans of rows in a
+ * row), in one range of them a thread (threadpool_chunks_init_ranges), so that a thread's
+ * units read the same keys and values from its own cache: Q4_K pp512 at depth 4096, 2
+ * threads, 232-234 -> 236-238 tok/s. */
 static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc) {
     int hd = e->hd, per = j->rows, nh = m * per, n = e->row_pos[b + m - 1] + 1;
     size_t nq = (size_t)j->span * per;

@@ -766,7 +766,9 @@ T_AVX512 static void scores_avx512(int nh, const ggml_half *keys, const float *q
                 _mm_prefetch((const char *)(kb + W * blk + i), _MM_HINT_T0);
             _mm512_store_ps(kf + i, F16Z(kb + i));
         }
-        scores_tiles_avx512(B == 3 ? 4 : B, kf, nh, q, qs, hd, scale, m, out + t0, os); /* a 4th block: not stored */
+        if (B == 3) /* the 4-block tile: its 4th block's scores are not stored; zeros, not stale floats */
+            memset(kf + 3 * blk, 0, blk * sizeof(float));
+        scores_tiles_avx512(B == 3 ? 4 : B, kf, nh, q, qs, hd, scale, m, out + t0, os);
     }
 }
 

@@ -215,6 +215,10 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
         e->n_ctx = p->n_ctx;
     if (e->n_ctx <= 0)
         e->n_ctx = 2048;
+    if (e->n_ctx > KERN_ATT_RANGE * KERN_ATT_RANGES_MAX) {
+        snprintf(err, err_len, "context of %d positions: at most %d", e->n_ctx, KERN_ATT_RANGE * KERN_ATT_RANGES_MAX);
+        return PACER_ERR_ARG;
+    }
     e->info.n_ctx = e->n_ctx;
     int nt = p && p->n_threads > 0 ? p->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nt < 1)
@@ -240,7 +244,7 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
      * share cache sets (F16 pp512 at 2 AVX2 threads 79 -> 81 tok/s) */
     e->act_stride = ((kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63) + 64;
     /* attention: a unit's queries, weights, value sums and key counts */
-    e->n_scratch = imax(wide, ATT_SPAN * (e->n_head / e->n_head_kv) * (e->n_ctx + 2 * e->hd + 1)) + 64;
+    e->n_scratch = imax(wide, ATT_SPAN * (e->n_head / e->n_head_kv) * (e->n_ctx + 3 * e->hd + 2)) + 64;
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     e->kv_pos = kern_key_positions(e->n_ctx);
     size_t cache = (size_t)e->n_seq * (size_t)e->n_layer * (size_t)e->kv_pos * (size_t)e->kv_dim;
@@ -259,6 +263,17 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     e->vc = malloc(cache * sizeof(ggml_half));
     e->scratch = malloc((size_t)nt * e->n_scratch * sizeof(float));
     e->rope_cs = malloc((size_t)e->n_ctx * e->n_rot * sizeof(float));
+    int rows = threadpool_size(e->tp);
+    size_t ranges = (size_t)rows * e->n_head * kern_att_ranges(e->n_ctx);
+    e->split_m = malloc(ranges * sizeof(float));
+    e->split_s = malloc(ranges * sizeof(double));
+    e->split_p = malloc(ranges / (e->n_head / e->n_head_kv) * sizeof(float *));
+    e->split_cnt = calloc((size_t)rows * e->n_head_kv * 2, sizeof(atomic_int));
+    e->split_first = malloc((size_t)(rows + 1) * sizeof(int));
+    if (!e->split_m || !e->split_s || !e->split_p || !e->split_cnt || !e->split_first) {
+        snprintf(err, err_len, "out of memory for buffers and KV cache");
+        return PACER_ERR_NOMEM;
+    }
     if (!e->x || !e->xn || !e->q || !e->k || !e->v || !e->att || !e->g || !e->u || !e->act || !e->kc ||
         !e->vc || !e->scratch || !e->rope_cs || !e->n_past || !e->head_left) {
         snprintf(err, err_len, "out of memory for buffers and KV cache");
@@ -441,6 +456,11 @@ void engine_close(engine *e) {
     free(e->vc);
     free(e->scratch);
     free(e->rope_cs);
+    free(e->split_m);
+    free(e->split_s);
+    free(e->split_p);
+    free(e->split_cnt);
+    free(e->split_first);
     free(e->n_past);
     free(e->head_left);
     gguf_close(e->gf);

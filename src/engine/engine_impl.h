@@ -86,6 +86,14 @@ struct engine {
     int kv_pos;
     int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
     engine_cut cuts[ENGINE_CUTS]; /* the running matmul job's chunks, where they shrink */
+    /* attention split into ranges of keys (forward.c): per row and KV head (fewer rows than
+     * threads) its ranges' maxima and sums ([row][kv head][head of its group][range]), value
+     * sums and two counters; each row's first unit */
+    float *split_m;
+    double *split_s;
+    float **split_p;
+    atomic_int *split_cnt;
+    int *split_first;
     float *scratch;    /* per thread: n_scratch floats */
     int n_scratch;
     float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */

@@ -140,6 +140,7 @@ typedef struct job {
     unsigned char *next_slot;
     int layer;
     bool wait_heads;       /* attention: wait for each unit's Q/K/V heads (HEAD_POSTED) */
+    bool split;            /* attention: units of a KV head's queries and a range of keys */
 } job;
 
 /* out[b * ldo + r] for rows [r0, r1) of m (r0, and r1 unless it is n_out, multiples of the
@@ -407,6 +408,36 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
 
 /* ---------------- attention ---------------- */
 
+/* The value sums of nh heads (n[i] keys each, weights rows ws apart, values from v): one
+ * kern_attn_values a range of keys, into out for the first, into part for the others, each
+ * head's added to its out in range order (kernels_f16.h). cnt: nh ints of room. */
+static void attend_values(const engine *e, int nh, const float *w, size_t ws, const ggml_half *v, const int *n,
+                          float *out, float *part, int *cnt) {
+    int hd = e->hd, most = 0;
+    for (int i = 0; i < nh; i++)
+        most = n[i] > most ? n[i] : most;
+    for (int r = 0; r < kern_att_ranges(most); r++) {
+        for (int i = 0; i < nh; i++)
+            cnt[i] = kern_att_range_keys(n[i], r);
+        size_t t0 = (size_t)r * KERN_ATT_RANGE;
+        kern_attn_values(nh, w + t0, ws, v + t0 * hd, hd, hd, cnt, r ? part : out, hd);
+        for (int i = 0; r && i < nh; i++)
+            for (int d = 0; cnt[i] > 0 && d < hd; d++)
+                out[(size_t)i * hd + d] += part[(size_t)i * hd + d];
+    }
+}
+
+/* Writes a row's attention output for heads [h0, h0 + nh) (and, with next_slot, their slice
+ * of the output matrix's activation). */
+static void attend_out(engine *e, const job *j, int b, int h0, int nh, const float *sums) {
+    float *att = e->att + (size_t)b * e->q_dim + (size_t)h0 * e->hd;
+    if (sums != att)
+        memcpy(att, sums, (size_t)nh * e->hd * sizeof(float));
+    if (j->next_slot)
+        kern_act_prepare(j->next_type, att,
+                         j->next_slot + (size_t)b * e->act_stride + kern_act_size(j->next_type, h0 * e->hd), nh * e->hd);
+}
+
 /* Attention over the rows' own sequences. A unit of work is `per` heads of those that share
  * a KV head (heads_per_unit), of `span` rows (ATT_SPAN when there are units enough, else
  * one): each run of them at consecutive positions of one sequence reads each key's and each
@@ -416,12 +447,11 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
  * of the output matrix's activation. Units go head by head (a head's spans of rows in a
  * row), in one range of them a thread (threadpool_chunks_init_ranges), so that a thread's
  * units read the same keys and values from its own cache: Q4_K pp512 at depth 4096, 2
- * threads, 232-234 -> 236-238 tok/s. */
+ * threads, 232-234 -> 236-238 tok/s. sc: m * per * (n + 3 hd + 2) floats of room. */
 static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc) {
     int hd = e->hd, per = j->rows, nh = m * per, n = e->row_pos[b + m - 1] + 1;
-    size_t nq = (size_t)j->span * per;
-    float *qh = sc + nq * e->n_ctx, *sums = qh + nq * hd; /* queries rounded through F16, as ggml does */
-    int *keys = (int *)(sums + nq * hd);
+    float *qh = sc + (size_t)nh * n, *sums = qh + (size_t)nh * hd, *part = sums + (size_t)nh * hd; /* queries rounded through F16, as ggml does */
+    int *keys = (int *)(part + (size_t)nh * hd);
     size_t base = kv_offset(e, e->row_seq[b], j->layer, h0 / (e->n_head / e->n_head_kv), 0);
     for (int r = 0; r < m; r++)
         for (int h = 0; h < per; h++)
@@ -431,13 +461,117 @@ static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc)
         keys[i] = e->row_pos[b + i / per] + 1;
         kern_softmax_f16(sc + (size_t)i * n, keys[i]);
     }
-    kern_attn_values(nh, sc, n, e->vc + base, hd, hd, keys, sums, hd);
-    for (int r = 0; r < m; r++) {
-        float *att = e->att + (size_t)(b + r) * e->q_dim + (size_t)h0 * hd;
-        memcpy(att, sums + (size_t)r * per * hd, (size_t)per * hd * sizeof(float));
-        if (j->next_slot)
-            kern_act_prepare(j->next_type, att,
-                             j->next_slot + (size_t)(b + r) * e->act_stride + kern_act_size(j->next_type, h0 * hd), per * hd);
+    attend_values(e, nh, sc, n, e->vc + base, keys, sums, part, keys + nh);
+    for (int r = 0; r < m; r++)
+        attend_out(e, j, b + r, h0, per, sums + (size_t)r * per * hd);
+}
+
+/* ---- decode on more threads than units: a KV head's queries and a range of keys a unit ----
+ * Each unit (row b, KV head, range r of the row's keys) first takes its range's scores and
+ * softmax part (kern_softmax_part: the range's max and sum into e->split_m, e->split_s),
+ * then, once every range of the row's KV head has, the factors of all its ranges, its
+ * weights and its range's value sums; the unit that finishes a KV head's last range adds the
+ * ranges' sums in order. The same arithmetic as one thread's (attend_run), so the bits do
+ * not change. A thread keeps its units' weights and sums in its scratch, in slots, and does
+ * the second half of the units it took (their weights are in its cache); it stops taking
+ * units when its slots are full (layer_attention splits only where the slots of all threads
+ * hold every unit). Rows whose keys are one range take the whole of attention at once. */
+
+/* A slot: the unit's index, its weights (a row of KERN_ATT_RANGE per head), value sums and
+ * rounded queries, and room for attend_run's one range. */
+static size_t split_slot_floats(const engine *e) {
+    return ((size_t)(e->n_head / e->n_head_kv) * (KERN_ATT_RANGE + 3 * e->hd + 2) + 16 + 15) & ~(size_t)15;
+}
+
+static int split_slots(const engine *e) { return (int)((size_t)e->n_scratch / split_slot_floats(e)); }
+
+/* Unit u's row, KV head and range (e->split_first: each row's first unit). */
+static void split_locate(const engine *e, int u, int *b, int *kvh, int *r) {
+    int row = 0;
+    while (u >= e->split_first[row + 1])
+        row++;
+    int k = kern_att_ranges(e->row_pos[row] + 1);
+    *b = row;
+    *kvh = (u - e->split_first[row]) / k;
+    *r = (u - e->split_first[row]) % k;
+}
+
+static void split_scores(engine *e, const job *j, int b, int kvh, int r, float *w) {
+    int hd = e->hd, group = e->n_head / e->n_head_kv, n = e->row_pos[b] + 1, c = kern_att_range_keys(n, r);
+    int g = b * e->n_head_kv + kvh, kmax = kern_att_ranges(e->n_ctx);
+    float *qh = w + (size_t)group * (KERN_ATT_RANGE + hd);
+    size_t at = kv_offset(e, e->row_seq[b], j->layer, kvh, r * KERN_ATT_RANGE);
+    for (int h = 0; h < group; h++)
+        kern_round_f16(e->q + (size_t)b * e->q_dim + (size_t)(kvh * group + h) * hd, qh + (size_t)h * hd, hd);
+    kern_attn_scores(group, e->kc + at, qh, hd, hd, c, 1.0f / sqrtf((float)hd), w, KERN_ATT_RANGE);
+    for (int h = 0; h < group; h++) {
+        size_t i = ((size_t)g * group + h) * kmax + r;
+        e->split_m[i] = kern_softmax_part(w + (size_t)h * KERN_ATT_RANGE, c, &e->split_s[i]);
+    }
+    atomic_fetch_add_explicit(&e->split_cnt[2 * g], 1, memory_order_release);
+}
+
+static void split_values(engine *e, const job *j, int b, int kvh, int r, float *w) {
+    int hd = e->hd, group = e->n_head / e->n_head_kv, n = e->row_pos[b] + 1, c = kern_att_range_keys(n, r);
+    int g = b * e->n_head_kv + kvh, k = kern_att_ranges(n), kmax = kern_att_ranges(e->n_ctx);
+    float *sums = w + (size_t)group * KERN_ATT_RANGE, f[KERN_ATT_RANGES_MAX];
+    int *cnt = (int *)(sums + (size_t)group * hd);
+    threadpool_wait_until(&e->split_cnt[2 * g], k);
+    for (int h = 0; h < group; h++) {
+        size_t i = ((size_t)g * group + h) * kmax;
+        kern_softmax_factors(k, e->split_m + i, e->split_s + i, f);
+        kern_softmax_scale(w + (size_t)h * KERN_ATT_RANGE, c, f[r]);
+        cnt[h] = c;
+    }
+    kern_attn_values(group, w, KERN_ATT_RANGE, e->vc + kv_offset(e, e->row_seq[b], j->layer, kvh, r * KERN_ATT_RANGE),
+                     hd, hd, cnt, sums, hd);
+    e->split_p[(size_t)g * kmax + r] = sums;
+    if (atomic_fetch_add_explicit(&e->split_cnt[2 * g + 1], 1, memory_order_acq_rel) != k - 1)
+        return;
+    float *att = e->att + (size_t)b * e->q_dim + (size_t)kvh * group * hd;
+    memcpy(att, e->split_p[(size_t)g * kmax], (size_t)group * hd * sizeof(float));
+    for (int q = 1; q < k; q++) {
+        const float *p = e->split_p[(size_t)g * kmax + q];
+        for (int i = 0; i < group * hd; i++)
+            att[i] += p[i];
+    }
+    attend_out(e, j, b, kvh * group, group, att);
+}
+
+/* Waits for unit's Q/K/V heads where the job runs with Q/K/V (wait_heads). */
+static void wait_unit_heads(engine *e, const job *j, int h0, int kvh) {
+    if (!j->wait_heads)
+        return;
+    for (int h = 0; h < j->rows; h++)
+        threadpool_wait_until(&e->head_left[h0 + h], HEAD_POSTED);
+    threadpool_wait_until(&e->head_left[e->n_head + kvh], HEAD_POSTED);
+    threadpool_wait_until(&e->head_left[e->n_head + e->n_head_kv + kvh], HEAD_POSTED);
+}
+
+static void job_attention_split(job *j, int ith) {
+    engine *e = j->e;
+    int group = e->n_head / e->n_head_kv, count = 0, cap = split_slots(e), b, kvh, r;
+    size_t slot = split_slot_floats(e);
+    float *sc = e->scratch + (size_t)ith * e->n_scratch;
+    for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && count < cap;) {
+        float *s = sc + (size_t)count * slot;
+        split_locate(e, u, &b, &kvh, &r);
+        wait_unit_heads(e, j, kvh * group, kvh);
+        if (kern_att_ranges(e->row_pos[b] + 1) == 1) {
+            attend_run(e, j, b, 1, kvh * group, s);
+        } else {
+            memcpy(s, &u, sizeof u);
+            split_scores(e, j, b, kvh, r, s + 16);
+            count++;
+        }
+        if (count < cap)
+            u = threadpool_chunk_next(&j->ch, ith, u);
+    }
+    for (int i = 0; i < count; i++) {
+        int u;
+        memcpy(&u, sc + (size_t)i * slot, sizeof u);
+        split_locate(e, u, &b, &kvh, &r);
+        split_values(e, j, b, kvh, r, sc + (size_t)i * slot + 16);
     }
 }
 
@@ -448,14 +582,13 @@ static void job_attention(void *ctx, int ith, int nth) {
     int spans = (j->nb + j->span - 1) / j->span, units = spans * across;
     float *sc = e->scratch + (size_t)ith * e->n_scratch; /* per query a row of weights */
     (void)nth;
+    if (j->split) {
+        job_attention_split(j, ith);
+        return;
+    }
     for (int u = threadpool_chunk_first(&j->ch, ith); u >= 0 && u < units; u = threadpool_chunk_next(&j->ch, ith, u)) {
-        int h0 = u / spans * per, kvh = h0 / group, b = u % spans * j->span, end = imin(b + j->span, j->nb);
-        for (int h = 0; j->wait_heads && h < per; h++)
-            threadpool_wait_until(&e->head_left[h0 + h], HEAD_POSTED);
-        if (j->wait_heads) {
-            threadpool_wait_until(&e->head_left[e->n_head + kvh], HEAD_POSTED);
-            threadpool_wait_until(&e->head_left[e->n_head + e->n_head_kv + kvh], HEAD_POSTED);
-        }
+        int h0 = u / spans * per, b = u % spans * j->span, end = imin(b + j->span, j->nb);
+        wait_unit_heads(e, j, h0, h0 / group);
         while (b < end) {
             int m = 1;
             while (b + m < end && e->row_seq[b + m] == e->row_seq[b] && e->row_pos[b + m] == e->row_pos[b + m - 1] + 1)
@@ -504,6 +637,28 @@ static int heads_per_unit(const engine *e, int nb, int nth) {
     return 1;
 }
 
+/* Whether a chunk's attention splits the rows' keys into ranges (job_attention_split): where
+ * its rows' KV heads are fewer than the threads and some row has more than one range of
+ * keys. Then the units (e->split_first set, its counters cleared); else 0. 16 threads, 8 KV
+ * heads, tg32 at depth 4096: see the closing notes of issue 19. */
+static int attention_split(engine *e, int nb, int nth) {
+    if (nb * e->n_head_kv >= nth)
+        return 0;
+    int total = 0, most = 0;
+    for (int b = 0; b < nb; b++) {
+        int k = kern_att_ranges(e->row_pos[b] + 1);
+        e->split_first[b] = total;
+        total += e->n_head_kv * k;
+        most = k > most ? k : most;
+    }
+    e->split_first[nb] = total;
+    if (most == 1 || (long)total > (long)nth * split_slots(e))
+        return 0;
+    for (int i = 0; i < 2 * nb * e->n_head_kv; i++)
+        atomic_store_explicit(&e->split_cnt[i], 0, memory_order_relaxed);
+    return total;
+}
+
 /* The attention half of layer l: Q/K/V (post-processing fused where chunks can end on head
  * boundaries, and then one job with attention), attention, the output matrix into e->xn for
  * the `keep` rows that go on (all, the last one moved to row 0, or none: only the K/V cache
@@ -527,11 +682,19 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     job aj = {.layer = l};
     setup_matmuls(e, &aj, nb, 1, wo, wo_out, slot, NULL);
     bool ao_fused = e->hd % 32 == 0; /* a unit's slice is whole activation blocks */
-    aj.rows = heads_per_unit(e, nb, nth);
-    aj.span = aj.rows == e->n_head / e->n_head_kv && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
     aj.next_type = L->wo.type;
     aj.next_slot = ao_fused ? (unsigned char *)aj.a[0] : NULL;
-    threadpool_chunks_init_ranges(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);
+    int split_units = attention_split(e, nb, nth);
+    if (split_units > 0) {
+        aj.split = true;
+        aj.rows = e->n_head / e->n_head_kv;
+        aj.span = 1;
+        threadpool_chunks_init_ranges(&aj.ch, split_units, nth);
+    } else {
+        aj.rows = heads_per_unit(e, nb, nth);
+        aj.span = aj.rows == e->n_head / e->n_head_kv && nb / ATT_SPAN * e->n_head_kv >= 2 * nth ? ATT_SPAN : 1;
+        threadpool_chunks_init_ranges(&aj.ch, (nb + aj.span - 1) / aj.span * (e->n_head / aj.rows), nth);
+    }
     if (e->hd % e->group_rows == 0) {
         setup_qkv_chunks(e, &j);
         aj.wait_heads = true;

@@ -1179,7 +1179,7 @@ void kern_swiglu(float *g, const float *u, int n) {
         g[i] = swiglu_scalar(g[i], u[i]);
 }
 
-void kern_softmax_f16(float *s, int n) {
+float kern_softmax_part(float *s, int n, double *sum_out) {
     float mx = -INFINITY;
     int t = 0;
 #ifdef KF_X86
@@ -1213,14 +1213,46 @@ void kern_softmax_f16(float *s, int n) {
         s[t] = exp_scalar(s[t] - mx);
         sum += s[t];
     }
-    float inv = (float)(1.0 / sum);
-    t = 0;
+    *sum_out = sum;
+    return mx;
+}
+
+void kern_softmax_factors(int k, const float *mx, const double *sum, float *f) {
+    float m = mx[0];
+    for (int r = 1; r < k; r++)
+        m = mx[r] > m ? mx[r] : m;
+    double total = 0;
+    for (int r = 0; r < k; r++) {
+        f[r] = mx[r] == m ? 1.0f : exp_scalar(mx[r] - m);
+        total += sum[r] * (double)f[r];
+    }
+    float inv = (float)(1.0 / total);
+    for (int r = 0; r < k; r++)
+        f[r] *= inv;
+}
+
+void kern_softmax_scale(float *s, int n, float f) {
+    int t = 0;
 #ifdef KF_X86
     if (kern_get_level() >= KERN_AVX512)
-        t = scale_round_avx512(s, inv, n);
+        t = scale_round_avx512(s, f, n);
     if (kern_get_level() >= KERN_AVX2) /* stops where the AVX-512 loop stopped at a NaN */
-        t += scale_round_avx2(s + t, inv, n - t);
+        t += scale_round_avx2(s + t, f, n - t);
 #endif
     for (; t < n; t++)
-        s[t] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(s[t] * inv));
+        s[t] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(s[t] * f));
+}
+
+void kern_softmax_f16(float *s, int n) {
+    float mx[KERN_ATT_RANGES_MAX], f[KERN_ATT_RANGES_MAX];
+    double sum[KERN_ATT_RANGES_MAX];
+    int k = kern_att_ranges(n);
+    if (k < 1)
+        return;
+    mx[0] = kern_softmax_part(s, kern_att_range_keys(n, 0), &sum[0]);
+    for (int r = 1; r < k; r++)
+        mx[r] = kern_softmax_part(s + r * KERN_ATT_RANGE, kern_att_range_keys(n, r), &sum[r]);
+    kern_softmax_factors(k, mx, sum, f);
+    for (int r = 0; r < k; r++)
+        kern_softmax_scale(s + r * KERN_ATT_RANGE, kern_att_range_keys(n, r), f[r]);
 }

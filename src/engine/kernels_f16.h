@@ -71,11 +71,33 @@ void kern_attn_key_store(ggml_half *keys, int t, const float *k, int hd);
 void kern_attn_scores(int nh, const ggml_half *keys, const float *q, size_t q_stride, int hd, int n, float scale,
                       float *out, size_t out_stride);
 
-/* Softmax of s[0..n) in place (max subtracted, kernels_f16.c's polynomial exp: the same bits
- * on every level; the sum in sixteen double lanes, lane j taking the weights t = j mod 16 in
- * order up to the last multiple of 16, then lanes j + 8 into j, j + 4 into j, (0 + 2) + (1 +
- * 3), then the weights past it in order), each weight then rounded through F16 as
- * ggml rounds attention weights before the value product. */
+/* ---- attention's softmax, in ranges of keys ----
+ * A row's n keys fall in ranges of KERN_ATT_RANGE positions ([0, R), [R, 2R), ...), so that
+ * the ranges of one row can be worked on by several threads and still give the bits that
+ * one thread gives. Per range r (kern_softmax_part): its max m_r, its weights exp(s_t - m_r)
+ * (kernels_f16.c's polynomial exp: the same bits on every level) and their sum S_r in
+ * sixteen double lanes, lane j taking the weights t = j mod 16 in order up to the last
+ * multiple of 16, then lanes j + 8 into j, j + 4 into j, (0 + 2) + (1 + 3), then the weights
+ * past it in order. Then (kern_softmax_factors) m = the largest m_r, c_r = 1 where m_r = m,
+ * else exp(m_r - m); S = the sum over r in order of S_r * c_r (doubles, from +0);
+ * f_r = c_r * (float)(1 / S). Each weight becomes (kern_softmax_scale) its F16 rounding of
+ * weight * f_r, as ggml rounds attention weights before the value product. With one range
+ * (n <= R) this is the plain softmax: max subtracted, weights over their sum. */
+#define KERN_ATT_RANGE 256
+#define KERN_ATT_RANGES_MAX 1024 /* so n <= 262144 keys (engine_open holds n_ctx to it) */
+static inline int kern_att_ranges(int n) { return (n + KERN_ATT_RANGE - 1) / KERN_ATT_RANGE; }
+/* The keys of range r that a row of n keys takes (0 past its last). */
+static inline int kern_att_range_keys(int n, int r) {
+    int k = n - r * KERN_ATT_RANGE;
+    return k < 0 ? 0 : k < KERN_ATT_RANGE ? k : KERN_ATT_RANGE;
+}
+/* One range's n > 0 scores at s: the weights in place, *sum; returns the range's max. */
+float kern_softmax_part(float *s, int n, double *sum);
+/* The factors f[0..k) of k ranges from their maxima and sums. */
+void kern_softmax_factors(int k, const float *mx, const double *sum, float *f);
+/* s[t] = the F16 rounding of s[t] * f, t < n. */
+void kern_softmax_scale(float *s, int n, float f);
+/* The whole softmax of s[0..n) in place, n <= KERN_ATT_RANGE * KERN_ATT_RANGES_MAX. */
 void kern_softmax_f16(float *s, int n);
 
 /* g[i] = silu(g[i]) * u[i] for i < n (SwiGLU), with softmax's exp: the same bits on every
@@ -84,7 +106,9 @@ void kern_swiglu(float *g, const float *u, int n);
 
 /* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n[h]-1, in order,
  * of w[h * w_stride + t] * v_t[i] (one fused multiply-add each, from +0), v_t at
- * v + t * v_stride (elements), i < hd. Each key's values are read once for all heads. */
+ * v + t * v_stride (elements), i < hd. Each key's values are read once for all heads.
+ * Attention takes one call a range of keys (KERN_ATT_RANGE) and adds the ranges' sums in
+ * order, ((P_0 + P_1) + P_2) ... (forward.c). */
 void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
                       const int *n, float *out, size_t out_stride);
 

@@ -191,7 +191,7 @@ static engine *open_synth_heads(ggml_type type, bool odd, int heads, int kv_head
     bool kq = type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K;
     synth_params p;
     synth_params_default(&p);
-    p.dim = odd ? 120 : kq ? 256 : 128;
+    p.dim = odd ? 120 : kq ? 256 : heads >= 8 ? 64 * heads : 128; /* eight heads: head size 64, the SIMD value sums */
     p.ffn = odd ? 200 : kq ? 512 : 320;
     p.heads = heads;
     p.kv_heads = kv_heads;
@@ -321,6 +321,41 @@ Test(engine, attention_units_of_any_heads_agree, .timeout = 60) {
         }
         engine_close(e);
     }
+    free(want);
+    free(got);
+    unlink(path);
+}
+
+/* Keys past one range (KERN_ATT_RANGE): eight query heads sharing one KV head, decoded at 1,
+ * 2, 3 and 6 threads after a batch, so that at 2 threads and more each decoded token's
+ * attention splits its keys into ranges across threads (forward.c's attention_split); every
+ * decoded token's logits equal those of the whole sequence evaluated as one batch at one
+ * thread, bit for bit. */
+Test(engine, attention_key_ranges_agree, .timeout = 120) {
+    enum { T = 3 * KERN_ATT_RANGE - 40, PRE = 2 * KERN_ATT_RANGE - 30 };
+    char path[128];
+    int threads[4] = {1, 2, 3, 6};
+    engine *b = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, 1, 1, T + 8, path, sizeof path);
+    int nv = engine_get_info(b)->n_vocab;
+    int32_t *toks = malloc(T * sizeof *toks);
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % nv);
+    float *want = malloc((size_t)T * nv * sizeof(float)), *got = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_eval(b, toks, T, 0, want, true), PACER_OK);
+    engine_close(b);
+    for (int k = 0; k < 4; k++) {
+        engine *e = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, threads[k], 1, T + 8, path, sizeof path);
+        cr_assert_eq(engine_eval(e, toks, PRE, 0, got, false), PACER_OK);
+        cr_assert(memcmp(got, want + (size_t)(PRE - 1) * nv, (size_t)nv * sizeof(float)) == 0,
+                  "%d threads: the batch's last logits differ", threads[k]);
+        for (int i = PRE; i < T; i++) {
+            cr_assert_eq(engine_eval(e, toks + i, 1, i, got, false), PACER_OK);
+            cr_assert(memcmp(got, want + (size_t)i * nv, (size_t)nv * sizeof(float)) == 0,
+                      "%d threads, token %d: decoded logits differ from the batch's", threads[k], i);
+        }
+        engine_close(e);
+    }
+    free(toks);
     free(want);
     free(got);
     unlink(path);

@@ -280,9 +280,10 @@ Test(kernels_f16, softmax_weights) {
 }
 
 /* The weights are the same at every level, for any count (16-wide steps, 16 lanes of the
- * sum, tails), and near the exact softmax before the F16 rounding. */
+ * sum, tails, one range of keys or several), and near the exact softmax before the F16
+ * rounding. */
 Test(kernels_f16, softmax_same_at_every_level) {
-    enum { M = 300 };
+    enum { M = 700 };
     float x[M], want[M], got[M];
     fill(x, M, 21);
     for (int t = 0; t < M; t++)

@@ -297,6 +297,18 @@ Test(engine, keys_of_a_context_of_no_whole_blocks_stay_apart, .timeout = 60) {
     unlink(path);
 }
 
+/* Decodes toks[from..to) one at a time (the positions before from already evaluated): each
+ * token's logits (into got) equal the batch's (want, a row of the vocabulary a position). */
+static void decode_as_batch(engine *e, const int32_t *toks, int from, int to, const float *want, float *got,
+                            int threads) {
+    int nv = engine_get_info(e)->n_vocab;
+    for (int i = from; i < to; i++) {
+        cr_assert_eq(engine_eval(e, toks + i, 1, i, got, false), PACER_OK);
+        cr_assert(memcmp(got, want + (size_t)i * nv, (size_t)nv * sizeof(float)) == 0,
+                  "%d threads, token %d: decoded logits differ from the batch's", threads, i);
+    }
+}
+
 /* Eight query heads sharing one KV head: decoding at 1, 4, 6 and 10 threads takes attention
  * units of 8, 4, 2 and 1 heads (forward.c's heads_per_unit); every token's logits equal the
  * batched ones bit for bit at each. */
@@ -314,11 +326,7 @@ Test(engine, attention_units_of_any_heads_agree, .timeout = 60) {
     engine_close(b);
     for (int k = 0; k < 4; k++) {
         engine *e = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, threads[k], 1, 0, path, sizeof path);
-        for (int i = 0; i < T; i++) {
-            cr_assert_eq(engine_eval(e, toks + i, 1, i, got, false), PACER_OK);
-            cr_assert(memcmp(got, want + (size_t)i * nv, (size_t)nv * sizeof(float)) == 0,
-                      "%d threads, token %d: decoded logits differ from the batch's", threads[k], i);
-        }
+        decode_as_batch(e, toks, 0, T, want, got, threads[k]);
         engine_close(e);
     }
     free(want);
@@ -348,11 +356,7 @@ Test(engine, attention_key_ranges_agree, .timeout = 120) {
         cr_assert_eq(engine_eval(e, toks, PRE, 0, got, false), PACER_OK);
         cr_assert(memcmp(got, want + (size_t)(PRE - 1) * nv, (size_t)nv * sizeof(float)) == 0,
                   "%d threads: the batch's last logits differ", threads[k]);
-        for (int i = PRE; i < T; i++) {
-            cr_assert_eq(engine_eval(e, toks + i, 1, i, got, false), PACER_OK);
-            cr_assert(memcmp(got, want + (size_t)i * nv, (size_t)nv * sizeof(float)) == 0,
-                      "%d threads, token %d: decoded logits differ from the batch's", threads[k], i);
-        }
+        decode_as_batch(e, toks, PRE, T, want, got, threads[k]);
         engine_close(e);
     }
     free(toks);

@@ -408,25 +408,6 @@ static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, 
 
 /* ---------------- attention ---------------- */
 
-/* The value sums of nh heads (n[i] keys each, weights rows ws apart, values from v): one
- * kern_attn_values a range of keys, into out for the first, into part for the others, each
- * head's added to its out in range order (kernels_f16.h). cnt: nh ints of room. */
-static void attend_values(const engine *e, int nh, const float *w, size_t ws, const ggml_half *v, const int *n,
-                          float *out, float *part, int *cnt) {
-    int hd = e->hd, most = 0;
-    for (int i = 0; i < nh; i++)
-        most = n[i] > most ? n[i] : most;
-    for (int r = 0; r < kern_att_ranges(most); r++) {
-        for (int i = 0; i < nh; i++)
-            cnt[i] = kern_att_range_keys(n[i], r);
-        size_t t0 = (size_t)r * KERN_ATT_RANGE;
-        kern_attn_values(nh, w + t0, ws, v + t0 * hd, hd, hd, cnt, r ? part : out, hd);
-        for (int i = 0; r && i < nh; i++)
-            for (int d = 0; cnt[i] > 0 && d < hd; d++)
-                out[(size_t)i * hd + d] += part[(size_t)i * hd + d];
-    }
-}
-
 /* Writes a row's attention output for heads [h0, h0 + nh) (and, with next_slot, their slice
  * of the output matrix's activation). */
 static void attend_out(engine *e, const job *j, int b, int h0, int nh, const float *sums) {
@@ -447,7 +428,7 @@ static void attend_out(engine *e, const job *j, int b, int h0, int nh, const flo
  * of the output matrix's activation. Units go head by head (a head's spans of rows in a
  * row), in one range of them a thread (threadpool_chunks_init_ranges), so that a thread's
  * units read the same keys and values from its own cache: Q4_K pp512 at depth 4096, 2
- * threads, 232-234 -> 236-238 tok/s. sc: m * per * (n + 3 hd + 2) floats of room. */
+ * threads, 232-234 -> 236-238 tok/s. sc: m * per * (n + 3 hd + 1) floats of room. */
 static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc) {
     int hd = e->hd, per = j->rows, nh = m * per, n = e->row_pos[b + m - 1] + 1;
     float *qh = sc + (size_t)nh * n, *sums = qh + (size_t)nh * hd, *part = sums + (size_t)nh * hd; /* queries rounded through F16, as ggml does */
@@ -461,7 +442,7 @@ static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc)
         keys[i] = e->row_pos[b + i / per] + 1;
         kern_softmax_f16(sc + (size_t)i * n, keys[i]);
     }
-    attend_values(e, nh, sc, n, e->vc + base, keys, sums, part, keys + nh);
+    kern_attn_values(nh, sc, n, e->vc + base, hd, hd, keys, sums, hd, part);
     for (int r = 0; r < m; r++)
         attend_out(e, j, b + r, h0, per, sums + (size_t)r * per * hd);
 }
@@ -480,7 +461,7 @@ static void attend_run(engine *e, const job *j, int b, int m, int h0, float *sc)
 /* A slot: the unit's index, its weights (a row of KERN_ATT_RANGE per head), value sums and
  * rounded queries, and room for attend_run's one range. */
 static size_t split_slot_floats(const engine *e) {
-    return ((size_t)(e->n_head / e->n_head_kv) * (KERN_ATT_RANGE + 3 * e->hd + 2) + 16 + 15) & ~(size_t)15;
+    return ((size_t)(e->n_head / e->n_head_kv) * (KERN_ATT_RANGE + 3 * e->hd + 1) + 16 + 15) & ~(size_t)15;
 }
 
 static int split_slots(const engine *e) { return (int)((size_t)e->n_scratch / split_slot_floats(e)); }
@@ -524,7 +505,7 @@ static void split_values(engine *e, const job *j, int b, int kvh, int r, float *
         cnt[h] = c;
     }
     kern_attn_values(group, w, KERN_ATT_RANGE, e->vc + kv_offset(e, e->row_seq[b], j->layer, kvh, r * KERN_ATT_RANGE),
-                     hd, hd, cnt, sums, hd);
+                     hd, hd, cnt, sums, hd, NULL);
     e->split_p[(size_t)g * kmax + r] = sums;
     if (atomic_fetch_add_explicit(&e->split_cnt[2 * g + 1], 1, memory_order_acq_rel) != k - 1)
         return;

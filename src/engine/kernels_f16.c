@@ -70,19 +70,23 @@ static void scores_scalar(const ggml_half *keys, const float *q, int hd, int n, 
 }
 
 static void values_scalar(int nh, const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, const int *n,
-                          float *out, size_t os) {
+                          float *out, size_t os, float *part) {
     for (int h = 0; h < nh; h++) {
         float *o = out + (size_t)h * os;
-        memset(o, 0, (size_t)hd * sizeof(float));
-        for (int t = 0; t < n[h]; t++) {
-            float a = w[(size_t)h * ws + t];
-            const ggml_half *vt = v + (size_t)t * vs;
-            for (int i = 0; i < hd; i++)
-                o[i] = fmaf(a, ggml_fp16_to_fp32(vt[i]), o[i]);
+        for (int r = 0; r == 0 || r < kern_att_ranges(n[h]); r++) {
+            float *p = r == 0 ? o : part;
+            memset(p, 0, (size_t)hd * sizeof(float));
+            for (int t = r * KERN_ATT_RANGE; t < r * KERN_ATT_RANGE + kern_att_range_keys(n[h], r); t++) {
+                float a = w[(size_t)h * ws + t];
+                const ggml_half *vt = v + (size_t)t * vs;
+                for (int i = 0; i < hd; i++)
+                    p[i] = fmaf(a, ggml_fp16_to_fp32(vt[i]), p[i]);
+            }
+            for (int i = 0; r > 0 && i < hd; i++)
+                o[i] += p[i];
         }
     }
 }
-
 
 /* e^x for softmax (x <= 0 there): x clamped at -87, n = nearest(x * log2 e), r = x - n ln 2 in
  * two steps, Cephes' degree-5 polynomial, times 2^n. The SIMD versions take the same
@@ -1107,57 +1111,77 @@ void kern_attn_scores(int nh, const ggml_half *keys, const float *q, size_t q_st
 }
 
 #ifdef KF_X86
+/* Adds range r's value sums (p) to a head's out where the head (n keys) has keys there. */
+static void range_add(float *restrict out, const float *restrict p, int hd, int n, int r) {
+    if (kern_att_range_keys(n, r) > 0)
+        for (int i = 0; i < hd; i++)
+            out[i] += p[i];
+}
+
 /* Keys [t0, t0 + m) that a head with n keys takes. */
 static int keys_in(int n, int t0, int m) { return n - t0 < 0 ? 0 : n - t0 < m ? n - t0 : m; }
 
 /* Value sums for many heads (a unit of several rows, each row's heads with its own count):
- * keys in blocks, each block's values converted to floats once (block) for every head, then
- * summed (sums) four heads at a time over the keys all four take, each head alone over the
- * rest; every sum continues in out in key order from +0. */
+ * keys in blocks (a whole number of them a range of keys), each block's values converted to
+ * floats once (block) for every head, then summed (sums) four heads at a time over the keys
+ * all four take, each head alone over the rest; every sum continues in key order from +0,
+ * the first range's in out, each later range's in part, added to out where the range ends. */
 static void values_shared(void (*block)(float *, const ggml_half *, size_t, int, int, const ggml_half *, int),
                           void (*sums)(int, const float *, size_t, const float *, int, int, float *, size_t), int nh,
                           const float *w, size_t ws, const ggml_half *v, size_t vs, int hd, const int *n, float *out,
-                          size_t os) {
+                          size_t os, float *part) {
     _Alignas(64) float vf[VF_FLOATS];
-    int kb = VF_FLOATS / hd, most = 0;
+    int kb = KERN_ATT_RANGE, most = 0;
+    while (kb * hd > VF_FLOATS)
+        kb /= 2;
     for (int h = 0; h < nh; h++) {
         memset(out + (size_t)h * os, 0, (size_t)hd * sizeof(float));
         most = n[h] > most ? n[h] : most;
     }
     for (int t0 = 0; t0 < most; t0 += kb) {
-        int m = most - t0 < kb ? most - t0 : kb;
+        int m = most - t0 < kb ? most - t0 : kb, r = t0 / KERN_ATT_RANGE;
         int ahead = most - t0 - kb < 0 ? 0 : most - t0 - kb < kb ? most - t0 - kb : kb;
+        float *o = r ? part : out;
+        size_t oo = r ? (size_t)hd : os;
+        if (r && t0 % KERN_ATT_RANGE == 0)
+            for (int h = 0; h < nh; h++) {
+                if (r > 1)
+                    range_add(out + (size_t)h * os, part + (size_t)h * hd, hd, n[h], r - 1);
+                memset(part + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+            }
         block(vf, v + (size_t)t0 * vs, vs, m, hd, v + (size_t)(t0 + kb) * vs, ahead);
         for (int h = 0; h < nh; h += 4) {
             int H = nh - h < 4 ? nh - h : 4, c = m;
             for (int g = 0; g < H; g++)
                 c = keys_in(n[h + g], t0, m) < c ? keys_in(n[h + g], t0, m) : c;
             if (c > 0)
-                sums(H, w + (size_t)h * ws + t0, ws, vf, hd, c, out + (size_t)h * os, os);
+                sums(H, w + (size_t)h * ws + t0, ws, vf, hd, c, o + (size_t)h * oo, oo);
             for (int g = 0; g < H; g++) {
                 int cg = keys_in(n[h + g], t0, m);
                 if (cg > c)
                     sums(1, w + (size_t)(h + g) * ws + t0 + c, ws, vf + (size_t)c * hd, hd, cg - c,
-                         out + (size_t)(h + g) * os, os);
+                         o + (size_t)(h + g) * oo, oo);
             }
         }
     }
+    for (int h = 0; most > KERN_ATT_RANGE && h < nh; h++)
+        range_add(out + (size_t)h * os, part + (size_t)h * hd, hd, n[h], (most - 1) / KERN_ATT_RANGE);
 }
 #endif
 
 void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
-                      const int *n, float *out, size_t out_stride) {
+                      const int *n, float *out, size_t out_stride, float *part) {
 #ifdef KF_X86
     kern_level l = kern_get_level();
     if (hd % 64 == 0 && hd <= VF_FLOATS && l >= KERN_AVX2) {
         if (l >= KERN_AVX512)
-            values_shared(vf_block_avx512, vf_sums_avx512, nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+            values_shared(vf_block_avx512, vf_sums_avx512, nh, w, w_stride, v, v_stride, hd, n, out, out_stride, part);
         else
-            values_shared(vf_block_avx2, vf_sums_avx2, nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+            values_shared(vf_block_avx2, vf_sums_avx2, nh, w, w_stride, v, v_stride, hd, n, out, out_stride, part);
         return;
     }
 #endif
-    values_scalar(nh, w, w_stride, v, v_stride, hd, n, out, out_stride);
+    values_scalar(nh, w, w_stride, v, v_stride, hd, n, out, out_stride, part);
 }
 
 /* silu(g) * u: e = exp(-|g|) (exp_scalar, so every level gives the same bits; 0 below

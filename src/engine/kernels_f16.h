@@ -83,8 +83,8 @@ void kern_attn_scores(int nh, const ggml_half *keys, const float *q, size_t q_st
  * f_r = c_r * (float)(1 / S). Each weight becomes (kern_softmax_scale) its F16 rounding of
  * weight * f_r, as ggml rounds attention weights before the value product. With one range
  * (n <= R) this is the plain softmax: max subtracted, weights over their sum. */
-#define KERN_ATT_RANGE 256
-#define KERN_ATT_RANGES_MAX 1024 /* so n <= 262144 keys (engine_open holds n_ctx to it) */
+#define KERN_ATT_RANGE 512
+#define KERN_ATT_RANGES_MAX 512 /* so n <= 262144 keys (engine_open holds n_ctx to it) */
 static inline int kern_att_ranges(int n) { return (n + KERN_ATT_RANGE - 1) / KERN_ATT_RANGE; }
 /* The keys of range r that a row of n keys takes (0 past its last). */
 static inline int kern_att_range_keys(int n, int r) {
@@ -104,12 +104,13 @@ void kern_softmax_f16(float *s, int n);
  * level. */
 void kern_swiglu(float *g, const float *u, int n);
 
-/* For each of nh heads: out[h * out_stride + i] = the sum over keys t = 0..n[h]-1, in order,
- * of w[h * w_stride + t] * v_t[i] (one fused multiply-add each, from +0), v_t at
- * v + t * v_stride (elements), i < hd. Each key's values are read once for all heads.
- * Attention takes one call a range of keys (KERN_ATT_RANGE) and adds the ranges' sums in
- * order, ((P_0 + P_1) + P_2) ... (forward.c). */
+/* For each of nh heads: out[h * out_stride + i] = the sum over the ranges of keys
+ * (KERN_ATT_RANGE) that the head's keys t = 0..n[h]-1 fall in, in order (((P_0 + P_1) + P_2)
+ * ...), of each range's sum over its keys, in order, of w[h * w_stride + t] * v_t[i] (one
+ * fused multiply-add each, from +0); v_t at v + t * v_stride (elements), i < hd. Each key's
+ * values are read once for all heads. part: nh * hd floats of room where some n[h] exceeds
+ * one range (else NULL). */
 void kern_attn_values(int nh, const float *w, size_t w_stride, const ggml_half *v, size_t v_stride, int hd,
-                      const int *n, float *out, size_t out_stride);
+                      const int *n, float *out, size_t out_stride, float *part);
 
 #endif

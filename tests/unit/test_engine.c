@@ -365,6 +365,46 @@ Test(engine, attention_key_ranges_agree, .timeout = 120) {
     unlink(path);
 }
 
+/* Rows of three sequences decoded together (engine_eval_rows) at one, four and six threads,
+ * their keys one range, two and three, so that at four and six threads the attention of
+ * the rows with several ranges splits them across threads beside a row that does not: each
+ * row's logits equal those of its position in one batch, bit for bit. */
+Test(engine, attention_key_ranges_of_several_rows_agree, .timeout = 120) {
+    enum { T = 2 * KERN_ATT_RANGE + 200, STEPS = 6 };
+    static const int pre[3] = {KERN_ATT_RANGE + 100, 100, 2 * KERN_ATT_RANGE + 150}, threads[3] = {1, 4, 6};
+    char path[128];
+    engine *b = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, 1, 1, T + 8, path, sizeof path);
+    int nv = engine_get_info(b)->n_vocab;
+    int32_t *toks = malloc(T * sizeof *toks);
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 104729 + 7) % nv);
+    float *want = malloc((size_t)T * nv * sizeof(float)), *got = malloc((size_t)3 * nv * sizeof(float));
+    cr_assert_eq(engine_eval(b, toks, T, 0, want, true), PACER_OK);
+    engine_close(b);
+    for (int k = 0; k < 3; k++) {
+        engine *e = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, threads[k], 3, T + 8, path, sizeof path);
+        for (int q = 0; q < 3; q++)
+            cr_assert_eq(engine_eval_seq(e, q, toks, pre[q], 0, NULL, false), PACER_OK);
+        for (int step = 0; step < STEPS; step++) {
+            int seq[3] = {0, 1, 2}, pos[3];
+            int32_t row_toks[3];
+            for (int q = 0; q < 3; q++) {
+                pos[q] = pre[q] + step;
+                row_toks[q] = toks[pos[q]];
+            }
+            cr_assert_eq(engine_eval_rows(e, row_toks, seq, pos, 3, got), PACER_OK);
+            for (int q = 0; q < 3; q++)
+                cr_assert(memcmp(got + (size_t)q * nv, want + (size_t)pos[q] * nv, (size_t)nv * sizeof(float)) == 0,
+                          "%d threads, sequence %d at %d: logits differ from the batch's", threads[k], q, pos[q]);
+        }
+        engine_close(e);
+    }
+    free(toks);
+    free(want);
+    free(got);
+    unlink(path);
+}
+
 /* An F16 model's logits at a level, malloc'd: of a T-token batch (lg) and of the token decoded
  * after it (last). Returns the vocabulary's size. */
 static int eval_at(kern_level level, int T, float **lg, float **last, char *path, size_t len) {

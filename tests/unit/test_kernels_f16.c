@@ -202,15 +202,16 @@ Test(kernels_f16, attention_scores_in_element_order) {
 }
 
 /* Value sums for 1..20 heads at once, all taking the same keys or each its own count (a unit
- * of several rows: a row's heads share one; blocks of keys past 64) == each head's sum in key
- * order with fmaf, at every level; and near the double reference. */
+ * of several rows: a row's heads share one; blocks of keys past 64; one range of keys or up
+ * to three) == each head's sum in key order with fmaf a range, the ranges' sums added in
+ * order, at every level; and near the double reference. */
 Test(kernels_f16, attention_values_in_key_order) {
-    static const int hds[] = {64, 128, 48, 256};
+    static const int hds[] = {64, 128, 48, 256, 192};
     static const int nhs[] = {1, 2, 4, 5, 8, 13, 20};
-    enum { KEYS = 150, STRIDE = 520, NH = 20, WS = 153, OS = 260 };
+    enum { KEYS = 2 * KERN_ATT_RANGE + 90, STRIDE = 520, NH = 20, WS = KEYS + 3, OS = 260 };
     kern_level best = kern_detect();
     float *w = malloc(sizeof(float) * NH * WS), *want = malloc(sizeof(float) * NH * OS),
-          *got = malloc(sizeof(float) * NH * OS);
+          *got = malloc(sizeof(float) * NH * OS), *part = malloc(sizeof(float) * NH * 256);
     for (size_t hi = 0; hi < sizeof hds / sizeof hds[0]; hi++) {
         int hd = hds[hi];
         ggml_half *v = f16_rows(KEYS * STRIDE, 11 + (unsigned)hd);
@@ -226,12 +227,16 @@ Test(kernels_f16, attention_values_in_key_order) {
             }
             for (int h = 0; h < NH; h++)
                 for (int i = 0; i < hd; i++) {
-                    float s = 0;
+                    float s = 0, sr = 0;
                     double ref = 0;
                     for (int t = 0; t < n[h]; t++) {
                         float vi = ggml_fp16_to_fp32(v[(size_t)t * STRIDE + i]);
-                        s = fmaf(w[h * WS + t], vi, s);
+                        sr = fmaf(w[h * WS + t], vi, sr);
                         ref += (double)w[h * WS + t] * vi;
+                        if (t == n[h] - 1 || t % KERN_ATT_RANGE == KERN_ATT_RANGE - 1) { /* a range ends */
+                            s = t < KERN_ATT_RANGE ? sr : s + sr;
+                            sr = 0;
+                        }
                     }
                     want[h * OS + i] = s;
                     cr_assert(fabs(s - ref) < 1e-3, "value sum %g vs %g", s, ref);
@@ -244,7 +249,7 @@ Test(kernels_f16, attention_values_in_key_order) {
                     int nh = nhs[ni];
                     for (int i = 0; i < NH * OS; i++)
                         got[i] = -7.0f;
-                    kern_attn_values(nh, w, WS, v, STRIDE, hd, n, got, OS);
+                    kern_attn_values(nh, w, WS, v, STRIDE, hd, n, got, OS, part);
                     for (int h = 0; h < nh; h++) {
                         for (int i = 0; i < hd; i++)
                             cr_assert(got[h * OS + i] == want[h * OS + i],
@@ -260,6 +265,7 @@ Test(kernels_f16, attention_values_in_key_order) {
     free(w);
     free(want);
     free(got);
+    free(part);
     kern_set_level(best);
 }
 

@@ -415,7 +415,8 @@ static void usage(void) {
                     "                                         the CPU's best)\n"
                     "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [-d DEPTH] [--no-warmup]   one line per test\n"
                     "(each test runs once untimed first, as llama-bench does, unless --no-warmup; -d: DEPTH tokens\n"
-                    " already in the context, as llama-bench's -d)\n");
+                    " already in the context, as llama-bench's -d; PACER_PREFETCH=l1|l2: where decode prefetches\n"
+                    " the weights, by default where this CPU's kind does best)\n");
 }
 
 int main(int argc, char **argv) {
@@ -431,6 +432,16 @@ int main(int argc, char **argv) {
             return 2;
         }
         kern_set_level((kern_level)l);
+    }
+    /* PACER_PREFETCH=l1|l2: where the decode kernels prefetch the weights (kernels.h), to
+     * measure the one this CPU does not get */
+    const char *pf = getenv("PACER_PREFETCH");
+    if (pf && *pf) {
+        if (strcmp(pf, "l1") != 0 && strcmp(pf, "l2") != 0) {
+            fprintf(stderr, "bench_engine: PACER_PREFETCH=%s: not l1 or l2\n", pf);
+            return 2;
+        }
+        kern_set_prefetch(pf[1] == '2' ? KERN_PF_L2 : KERN_PF_L1);
     }
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;

@@ -17,6 +17,8 @@
 #   PACER_KERNELS pacer's kernel level (scalar|avx2|avxvnni|avx512|avx512vnni|amx; default the
 #                 CPU's best; the first line names it): with a llama-bench built for the same
 #                 instructions, the engines compare as on a CPU that has only those
+#   PACER_PREFETCH  where pacer's decode kernels prefetch the weights (l1|l2; default l2 on
+#                 AMD CPUs, l1 elsewhere)
 # An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
 # ends its type's rounds; the table shows what was measured, the failures follow, exit 1.
 set -u

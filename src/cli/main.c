@@ -68,10 +68,24 @@ static int kernels_from_env(void) {
     return 0;
 }
 
+/* PACER_PREFETCH=l1|l2: where the engine's decode kernels prefetch the weights (kernels.h;
+ * by default L2 on AMD CPUs, L1 elsewhere), to measure the other choice; anything else is an
+ * error. Applies as PACER_KERNELS does. */
+static int prefetch_from_env(void) {
+    const char *want = getenv("PACER_PREFETCH");
+    if (!want || !*want) return 0;
+    if (strcmp(want, "l1") != 0 && strcmp(want, "l2") != 0) {
+        cli_error("PACER_PREFETCH=%s: expected l1 or l2", want);
+        return 1;
+    }
+    kern_set_prefetch(want[1] == '2' ? KERN_PF_L2 : KERN_PF_L1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setlocale(LC_ALL, "");
     setlocale(LC_NUMERIC, "C"); /* numbers are always printed with a '.' */
-    if (kernels_from_env()) return 1;
+    if (kernels_from_env() || prefetch_from_env()) return 1;
     if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;

@@ -19,7 +19,21 @@
 
 static int g_level = -1;
 static pthread_once_t g_level_once = PTHREAD_ONCE_INIT;
-static void level_init(void) { g_level = kern_detect(); }
+bool kern_pf_l2;
+
+static bool cpu_is_amd(void) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd");
+#else
+    return false;
+#endif
+}
+
+static void level_init(void) {
+    g_level = kern_detect();
+    kern_pf_l2 = cpu_is_amd();
+}
 
 #ifdef KERN_X86
 /* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and Linux's permission for the tile
@@ -74,6 +88,16 @@ void kern_set_level(kern_level l) {
     while (l > KERN_SCALAR && !kern_level_supported(l))
         l--;
     g_level = l;
+}
+
+kern_prefetch kern_get_prefetch(void) {
+    pthread_once(&g_level_once, level_init);
+    return kern_pf_l2 ? KERN_PF_L2 : KERN_PF_L1;
+}
+
+void kern_set_prefetch(kern_prefetch p) {
+    pthread_once(&g_level_once, level_init);
+    kern_pf_l2 = p == KERN_PF_L2;
 }
 
 const char *kern_level_name(kern_level l) {

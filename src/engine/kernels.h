@@ -36,6 +36,18 @@ const char *kern_level_name(kern_level l);
 /* The level kern_level_name calls `name`, or -1 (PACER_KERNELS's values). */
 int kern_level_by_name(const char *name);
 
+/* Where the one-token (decode) kernels' software prefetches bring the weights they stream:
+ * L1 (prefetcht0) or L2 (prefetcht1). Detected with the level: L2 on AMD CPUs, L1
+ * elsewhere; kern_set_prefetch picks the other, for measurements (bench_engine's
+ * PACER_PREFETCH). Results do not depend on it. A 2-core Zen 4 EPYC, 1B models, decode at
+ * one thread, medians of three or four alternating runs, L1 / L2: Q4_0 20.3-21.7 /
+ * 29.3-30.6 tok/s, Q4_K 20.9-22.1 / 24.2-26.6, Q8_0 13.3 / 16.1, F16 6.9 / 9.2. */
+typedef enum kern_prefetch { KERN_PF_L1, KERN_PF_L2 } kern_prefetch;
+kern_prefetch kern_get_prefetch(void);
+void kern_set_prefetch(kern_prefetch p);
+/* Set with the level (kern_get_level) before any kernel runs; the kernels read it. */
+extern bool kern_pf_l2;
+
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);
 /* Activations of Q8_0, Q4_0, Q4_K and Q6_K weights: 32 values quantized as ggml's Q8_0 does

@@ -218,13 +218,21 @@ T_AVX2 static INL void tile2_avx2(const ggml_half *const *w, const float *const 
     }
 }
 
+/* A line of streamed weights, into L1 or L2 (kern_pf_l2, kernels.h). */
+static INL void prefetch_weights(const void *p) {
+    if (kern_pf_l2)
+        _mm_prefetch((const char *)p, _MM_HINT_T1);
+    else
+        _mm_prefetch((const char *)p, _MM_HINT_T0);
+}
+
 /* Prefetches the line PF_AHEAD elements on from element i of each of a pass's eight rows
  * (n elements); past a row's end, into the same row of the next pass (`next` elements on). */
 static INL void prefetch_rows(const ggml_half *const *w, int i, int n, size_t next) {
     size_t ahead = (size_t)i + PF_AHEAD + ((size_t)i + PF_AHEAD >= (size_t)n ? next : 0);
 #pragma GCC unroll 8
     for (int r = 0; r < 8; r++)
-        _mm_prefetch((const char *)(w[r] + ahead), _MM_HINT_T0);
+        prefetch_weights(w[r] + ahead);
 }
 /* One token, eight rows per pass, each row prefetched PF_AHEAD elements ahead, a line at a
  * time; past its end, into the same row of the next pass (`next` elements further on). It
@@ -575,7 +583,7 @@ T_AVX512 static INL void pgemv_avx512_g(const ggml_half *p, size_t gh, int G, co
 #pragma GCC unroll 8
         for (int i = 0; i < G; i++) {
             if (!(k & 1))
-                _mm_prefetch((const char *)(p + i * gh + ahead), _MM_HINT_T0);
+                prefetch_weights(p + i * gh + ahead);
             acc[i] = _mm512_fmadd_ps(F16Z(p + i * gh + at), xb, acc[i]);
         }
     }
@@ -597,7 +605,7 @@ T_AVX2 static INL void pgemv_avx2_g(const ggml_half *p, size_t gh, int G, const 
         for (int i = 0; i < 2 * G; i++) {
             const ggml_half *g = p + (i / 2) * gh;
             if (!(k & 1) && !(i & 1))
-                _mm_prefetch((const char *)(g + ahead), _MM_HINT_T0);
+                prefetch_weights(g + ahead);
             acc[i] = _mm256_fmadd_ps(f16y_stream(g + at + (i & 1) * 8), xb, acc[i]);
         }
     }

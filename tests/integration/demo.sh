@@ -33,4 +33,6 @@ PY
 done
 HOME="$TMP/home-x" PACER_KERNELS=avx1024 "$TMP/bin/pacer" bench >"$TMP/out-x" 2>&1
 check "PACER_KERNELS with an unknown level: exit 1, says so" sh -c "[ $? -eq 1 ] && grep -q 'expected scalar, avx2 or avx512' '$TMP/out-x'"
+HOME="$TMP/home-x" PACER_PREFETCH=l3 "$TMP/bin/pacer" bench >"$TMP/out-p" 2>&1
+check "PACER_PREFETCH not l1 or l2: exit 1, says so" sh -c "[ $? -eq 1 ] && grep -q 'PACER_PREFETCH=l3: expected l1 or l2' '$TMP/out-p'"
 finish

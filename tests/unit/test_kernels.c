@@ -168,12 +168,14 @@ static void check_packed_x(ggml_type t, int rows, int n, bool extreme) {
     int ldo = rows + 5;
     float *out = malloc(sizeof(float) * NB * (size_t)ldo);
     kern_level best = kern_detect();
+    kern_prefetch pf0 = kern_get_prefetch();
     for (int l = KERN_SCALAR; l <= (int)best; l++) {
         if (!kern_level_supported((kern_level)l))
             continue;
         kern_set_level((kern_level)l);
-        for (const int *nbp = nbs; *nbp; nbp++) {
-            int nb = *nbp;
+        for (int c = 0; nbs[c / 2]; c++) { /* each nb, prefetching to L1 and to L2 */
+            int nb = nbs[c / 2];
+            kern_set_prefetch(c % 2 ? KERN_PF_L2 : KERN_PF_L1);
             for (int i = 0; i < NB * ldo; i++)
                 out[i] = -12345.0f;
             kern_gemm_packed(t, pk, n, rows, 0, 1, aq, as, nb, out, ldo);
@@ -182,8 +184,9 @@ static void check_packed_x(ggml_type t, int rows, int n, bool extreme) {
                 for (int r = 0; r < rows; r++) {
                     const void *row = wq + (size_t)r * rb, *a = aq + b * as;
                     float one = t == GGML_TYPE_F16 ? f16_chain(row, a, n) : kern_dot(t, row, a, n, NULL);
-                    cr_assert(out[b * ldo + r] == one, "%s packed (%s, nb %d) row %d act %d: %.9g vs %.9g",
-                              ggml_type_name(t), kern_level_name((kern_level)l), nb, r, b, out[b * ldo + r], one);
+                    cr_assert(out[b * ldo + r] == one, "%s packed (%s, prefetch L%d, nb %d) row %d act %d: %.9g vs %.9g",
+                              ggml_type_name(t), kern_level_name((kern_level)l), c % 2 + 1, nb, r, b, out[b * ldo + r],
+                              one);
                 }
                 for (int r = rows; r < ldo; r++)
                     cr_assert(out[b * ldo + r] == -12345.0f, "padding row %d written", r);
@@ -191,6 +194,7 @@ static void check_packed_x(ggml_type t, int rows, int n, bool extreme) {
         }
     }
     kern_set_level(best);
+    kern_set_prefetch(pf0);
     free(w);
     free(x);
     free(wq);

@@ -36,8 +36,8 @@ const char *kern_level_name(kern_level l);
 /* The level kern_level_name calls `name`, or -1 (PACER_KERNELS's values). */
 int kern_level_by_name(const char *name);
 
-/* Where the one-token (decode) kernels' software prefetches bring the weights they stream:
- * L1 (prefetcht0) or L2 (prefetcht1). Detected with the level: L2 on AMD CPUs, L1
+/* Where the one-token (decode) kernels' software prefetches bring the weights they stream,
+ * and attention the K/V cache: L1 (prefetcht0) or L2 (prefetcht1). Detected with the level: L2 on AMD CPUs, L1
  * elsewhere; kern_set_prefetch picks the other, for measurements (bench_engine's
  * PACER_PREFETCH). Results do not depend on it. A 2-core Zen 4 EPYC, 1B models, decode at
  * one thread, medians of three or four alternating runs, L1 / L2: Q4_0 20.3-21.7 /

@@ -309,21 +309,29 @@ static void decode_as_batch(engine *e, const int32_t *toks, int from, int to, co
     }
 }
 
+/* The model of eight query heads on one KV head (n_ctx 0: its default) evaluated on T tokens
+ * (toks, filled here) as one batch at one thread: every position's logits, a row of the
+ * vocabulary (*nv) each. */
+static float *one_kv_head_batch(int n_ctx, int T, int32_t *toks, int *nv, char *path, size_t len) {
+    engine *b = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, 1, 1, n_ctx, path, len);
+    *nv = engine_get_info(b)->n_vocab;
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % *nv);
+    float *want = malloc((size_t)T * *nv * sizeof(float));
+    cr_assert_eq(engine_eval(b, toks, T, 0, want, true), PACER_OK);
+    engine_close(b);
+    return want;
+}
+
 /* Eight query heads sharing one KV head: decoding at 1, 4, 6 and 10 threads takes attention
  * units of 8, 4, 2 and 1 heads (forward.c's heads_per_unit); every token's logits equal the
  * batched ones bit for bit at each. */
 Test(engine, attention_units_of_any_heads_agree, .timeout = 60) {
     enum { T = 40 };
     char path[128];
-    int threads[4] = {1, 4, 6, 10};
-    engine *b = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, 1, 1, 0, path, sizeof path);
-    int nv = engine_get_info(b)->n_vocab;
+    int threads[4] = {1, 4, 6, 10}, nv;
     int32_t toks[T];
-    for (int i = 0; i < T; i++)
-        toks[i] = (int32_t)((i * 7919 + 13) % nv);
-    float *want = malloc((size_t)T * nv * sizeof(float)), *got = malloc((size_t)nv * sizeof(float));
-    cr_assert_eq(engine_eval(b, toks, T, 0, want, true), PACER_OK);
-    engine_close(b);
+    float *want = one_kv_head_batch(0, T, toks, &nv, path, sizeof path), *got = malloc((size_t)nv * sizeof(float));
     for (int k = 0; k < 4; k++) {
         engine *e = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, threads[k], 1, 0, path, sizeof path);
         decode_as_batch(e, toks, 0, T, want, got, threads[k]);
@@ -342,15 +350,9 @@ Test(engine, attention_units_of_any_heads_agree, .timeout = 60) {
 Test(engine, attention_key_ranges_agree, .timeout = 120) {
     enum { T = 3 * KERN_ATT_RANGE - 40, PRE = 2 * KERN_ATT_RANGE - 30 };
     char path[128];
-    int threads[4] = {1, 2, 3, 6};
-    engine *b = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, 1, 1, T + 8, path, sizeof path);
-    int nv = engine_get_info(b)->n_vocab;
+    int threads[4] = {1, 2, 3, 6}, nv;
     int32_t *toks = malloc(T * sizeof *toks);
-    for (int i = 0; i < T; i++)
-        toks[i] = (int32_t)((i * 7919 + 13) % nv);
-    float *want = malloc((size_t)T * nv * sizeof(float)), *got = malloc((size_t)nv * sizeof(float));
-    cr_assert_eq(engine_eval(b, toks, T, 0, want, true), PACER_OK);
-    engine_close(b);
+    float *want = one_kv_head_batch(T + 8, T, toks, &nv, path, sizeof path), *got = malloc((size_t)nv * sizeof(float));
     for (int k = 0; k < 4; k++) {
         engine *e = open_synth_heads(GGML_TYPE_Q8_0, false, 8, 1, threads[k], 1, T + 8, path, sizeof path);
         cr_assert_eq(engine_eval(e, toks, PRE, 0, got, false), PACER_OK);

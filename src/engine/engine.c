@@ -243,7 +243,8 @@ static pacer_err engine_alloc(engine *e, const engine_params *p, char *err, size
     /* rows 64 bytes past a multiple of 64 apart: a power of two apart, a tile's rows would
      * share cache sets (F16 pp512 at 2 AVX2 threads 79 -> 81 tok/s) */
     e->act_stride = ((kern_act_size(GGML_TYPE_F32, wide) + 63) & ~(size_t)63) + 64;
-    /* attention: a unit's queries, weights, value sums and key counts */
+    /* attention: a unit's weights, rounded queries, value sums, later ranges' value sums and
+     * key counts */
     e->n_scratch = imax(wide, ATT_SPAN * (e->n_head / e->n_head_kv) * (e->n_ctx + 3 * e->hd + 1)) + 64;
     e->n_seq = p && p->n_seq > 0 ? p->n_seq : 1;
     e->kv_pos = kern_key_positions(e->n_ctx);

@@ -444,11 +444,12 @@ int main(int argc, char **argv) {
      * measure the one this CPU does not get */
     const char *pf = getenv("PACER_PREFETCH");
     if (pf && *pf) {
-        if (strcmp(pf, "l1") != 0 && strcmp(pf, "l2") != 0) {
+        int p = kern_prefetch_by_name(pf);
+        if (p < 0) {
             fprintf(stderr, "bench_engine: PACER_PREFETCH=%s: not l1 or l2\n", pf);
             return 2;
         }
-        kern_set_prefetch(pf[1] == '2' ? KERN_PF_L2 : KERN_PF_L1);
+        kern_set_prefetch((kern_prefetch)p);
     }
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;

@@ -74,11 +74,12 @@ static int kernels_from_env(void) {
 static int prefetch_from_env(void) {
     const char *want = getenv("PACER_PREFETCH");
     if (!want || !*want) return 0;
-    if (strcmp(want, "l1") != 0 && strcmp(want, "l2") != 0) {
+    int p = kern_prefetch_by_name(want);
+    if (p < 0) {
         cli_error("PACER_PREFETCH=%s: expected l1 or l2", want);
         return 1;
     }
-    kern_set_prefetch(want[1] == '2' ? KERN_PF_L2 : KERN_PF_L1);
+    kern_set_prefetch((kern_prefetch)p);
     return 0;
 }
 

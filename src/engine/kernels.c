@@ -100,6 +100,10 @@ void kern_set_prefetch(kern_prefetch p) {
     kern_pf_l2 = p == KERN_PF_L2;
 }
 
+int kern_prefetch_by_name(const char *name) {
+    return strcmp(name, "l1") == 0 ? KERN_PF_L1 : strcmp(name, "l2") == 0 ? KERN_PF_L2 : -1;
+}
+
 const char *kern_level_name(kern_level l) {
     static const char *const names[KERN_LEVELS] = {"scalar", "avx2", "avxvnni", "avx512", "avx512vnni", "amx"};
     return (unsigned)l < KERN_LEVELS ? names[l] : "?";

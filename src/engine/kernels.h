@@ -37,9 +37,9 @@ const char *kern_level_name(kern_level l);
 int kern_level_by_name(const char *name);
 
 /* Where the one-token (decode) kernels' software prefetches bring the weights they stream,
- * and attention the K/V cache: L1 (prefetcht0) or L2 (prefetcht1). Detected with the level: L2 on AMD CPUs, L1
- * elsewhere; kern_set_prefetch picks the other, for measurements (bench_engine's
- * PACER_PREFETCH). Results do not depend on it. A 2-core Zen 4 EPYC, 1B models, decode at
+ * and attention the K/V cache: L1 (prefetcht0) or L2 (prefetcht1). Detected with the level:
+ * L2 on AMD CPUs, L1 elsewhere; kern_set_prefetch picks the other, for measurements
+ * (PACER_PREFETCH, in pacer and bench_engine). Results do not depend on it. A 2-core Zen 4 EPYC, 1B models, decode at
  * one thread, medians of three or four alternating runs, L1 / L2: Q4_0 20.3-21.7 /
  * 29.3-30.6 tok/s, Q4_K 20.9-22.1 / 24.2-26.6, Q8_0 13.3 / 16.1, F16 6.9 / 9.2. A 16-core
  * Emerald Rapids, tg32, two alternating rounds, L1 / L2: 16 threads Q4_0 257, 256 / 247,
@@ -48,8 +48,21 @@ int kern_level_by_name(const char *name);
 typedef enum kern_prefetch { KERN_PF_L1, KERN_PF_L2 } kern_prefetch;
 kern_prefetch kern_get_prefetch(void);
 void kern_set_prefetch(kern_prefetch p);
+/* The choice kern_prefetch_by_name calls `name` ("l1", "l2"), or -1 (PACER_PREFETCH's values). */
+int kern_prefetch_by_name(const char *name);
 /* Set with the level (kern_get_level) before any kernel runs; the kernels read it. */
 extern bool kern_pf_l2;
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+/* Prefetches the line at p where kern_pf_l2 says (the decode kernels' streams). */
+__attribute__((always_inline)) static inline void kern_prefetch_line(const void *p) {
+    if (kern_pf_l2)
+        _mm_prefetch((const char *)p, _MM_HINT_T1);
+    else
+        _mm_prefetch((const char *)p, _MM_HINT_T0);
+}
+#endif
 
 /* Whether weights of type `t` can be multiplied (natively or through dequantization). */
 bool kern_weight_supported(ggml_type t);

@@ -218,23 +218,13 @@ T_AVX2 static INL void tile2_avx2(const ggml_half *const *w, const float *const 
     }
 }
 
-/* A line of streamed weights or K/V cache, into L1 or L2 (kern_pf_l2, kernels.h). The K/V
- * cache's into L2 as well as the weights', against the weights' alone: Q4_K tg64 at depth
- * 4096, 2 threads, a 2-core Zen 4 EPYC, ten alternating pairs 0.89-1.28, median 1.04. */
-static INL void prefetch_stream(const void *p) {
-    if (kern_pf_l2)
-        _mm_prefetch((const char *)p, _MM_HINT_T1);
-    else
-        _mm_prefetch((const char *)p, _MM_HINT_T0);
-}
-
 /* Prefetches the line PF_AHEAD elements on from element i of each of a pass's eight rows
  * (n elements); past a row's end, into the same row of the next pass (`next` elements on). */
 static INL void prefetch_rows(const ggml_half *const *w, int i, int n, size_t next) {
     size_t ahead = (size_t)i + PF_AHEAD + ((size_t)i + PF_AHEAD >= (size_t)n ? next : 0);
 #pragma GCC unroll 8
     for (int r = 0; r < 8; r++)
-        prefetch_stream(w[r] + ahead);
+        kern_prefetch_line(w[r] + ahead);
 }
 /* One token, eight rows per pass, each row prefetched PF_AHEAD elements ahead, a line at a
  * time; past its end, into the same row of the next pass (`next` elements further on). It
@@ -585,7 +575,7 @@ T_AVX512 static INL void pgemv_avx512_g(const ggml_half *p, size_t gh, int G, co
 #pragma GCC unroll 8
         for (int i = 0; i < G; i++) {
             if (!(k & 1))
-                prefetch_stream(p + i * gh + ahead);
+                kern_prefetch_line(p + i * gh + ahead);
             acc[i] = _mm512_fmadd_ps(F16Z(p + i * gh + at), xb, acc[i]);
         }
     }
@@ -607,7 +597,7 @@ T_AVX2 static INL void pgemv_avx2_g(const ggml_half *p, size_t gh, int G, const 
         for (int i = 0; i < 2 * G; i++) {
             const ggml_half *g = p + (i / 2) * gh;
             if (!(k & 1) && !(i & 1))
-                prefetch_stream(g + ahead);
+                kern_prefetch_line(g + ahead);
             acc[i] = _mm256_fmadd_ps(f16y_stream(g + at + (i & 1) * 8), xb, acc[i]);
         }
     }
@@ -775,9 +765,12 @@ T_AVX512 static void scores_avx512(int nh, const ggml_half *keys, const float *q
         int m = n - t0 < W * KERN_KEY_BLOCK ? n - t0 : W * KERN_KEY_BLOCK, B = (m + KERN_KEY_BLOCK - 1) / KERN_KEY_BLOCK;
         const ggml_half *kb = keys + (size_t)t0 * hd;
         bool ahead = t0 + W * KERN_KEY_BLOCK < n;
-        for (size_t i = 0; i < B * blk; i += 16) { /* one prefetch a cache line */
+        /* one prefetch a cache line, where kern_pf_l2 says: the K/V cache's into L2 as well as
+         * the weights', against the weights' alone: Q4_K tg64 at depth 4096, 2 threads, a
+         * 2-core Zen 4 EPYC, ten alternating pairs 0.89-1.28, median 1.04 */
+        for (size_t i = 0; i < B * blk; i += 16) {
             if (ahead && i % 32 == 0)
-                prefetch_stream(kb + W * blk + i);
+                kern_prefetch_line(kb + W * blk + i);
             _mm512_store_ps(kf + i, F16Z(kb + i));
         }
         if (B == 3) /* the 4-block tile: its 4th block's scores are not stored; zeros, not stale floats */
@@ -822,7 +815,7 @@ T_AVX2 static void scores_avx2(int nh, const ggml_half *keys, const float *q, si
         bool ahead = t0 + 3 * KERN_KEY_BLOCK <= n; /* prefetch the block after next */
         for (size_t i = 0; i < blk; i += 8) { /* one prefetch a cache line */
             if (ahead && i % 32 == 0)
-                prefetch_stream(kb + 2 * blk + i);
+                kern_prefetch_line(kb + 2 * blk + i);
             _mm256_store_ps(kf + i, F16Y(kb + i));
         }
         for (int h = 0; h < nh; h += 6) {
@@ -850,7 +843,7 @@ T_AVX512 static void vf_block_avx512(float *vf, const ggml_half *v, size_t vs, i
     for (int t = 0; t < m; t++)
         for (int i = 0; i < hd; i += 16) {
             if (t < ahead && i % 32 == 0)
-                prefetch_stream(next + (size_t)t * vs + i);
+                kern_prefetch_line(next + (size_t)t * vs + i);
             _mm512_store_ps(vf + (size_t)t * hd + i, F16Z(v + (size_t)t * vs + i));
         }
 }
@@ -901,7 +894,7 @@ T_AVX2 static void vf_block_avx2(float *vf, const ggml_half *v, size_t vs, int m
     for (int t = 0; t < m; t++)
         for (int i = 0; i < hd; i += 8) {
             if (t < ahead && i % 32 == 0)
-                prefetch_stream(next + (size_t)t * vs + i);
+                kern_prefetch_line(next + (size_t)t * vs + i);
             _mm256_store_ps(vf + (size_t)t * hd + i, F16Y(v + (size_t)t * vs + i));
         }
 }

@@ -198,15 +198,9 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
  * / 1.7 times as fast (AVX2 level 1.27 / 1.07 / 1.0); 1B models, 2 threads, prefill pp128
  * 1.15 / 1.21 / 1.10, decode 1.0 (at the memory's roof) / 1.15 / 1.06. */
 INLINE void prefetch_at(const unsigned char *q, int bytes) {
-    if (kern_pf_l2) {
 #pragma GCC unroll 8
-        for (int k = 0; k < bytes; k += 64)
-            _mm_prefetch((const char *)q + k, _MM_HINT_T1);
-    } else {
-#pragma GCC unroll 8
-        for (int k = 0; k < bytes; k += 64)
-            _mm_prefetch((const char *)q + k, _MM_HINT_T0);
-    }
+    for (int k = 0; k < bytes; k += 64)
+        kern_prefetch_line(q + k);
 }
 INLINE void prefetch_lines(const void *p, int bytes) { prefetch_at((const unsigned char *)p + PF_AHEAD, bytes); }
 

@@ -1,7 +1,7 @@
 /* bench_engine.c - engine speed on 1B-shaped synthetic checkpoints (dim 2048, 16 layers,
- * 32 heads, 8 KV heads, ffn 8192) at F16, Q8_0 and Q4_0: prefill (pp128) and decode (tg)
- * tokens/s at 1 and 2 threads, bytes read per token, and the memory read bandwidth of
- * this machine measured here, so decode can be held against the roofline; beside it, the
+ * 32 heads, 8 KV heads, ffn 8192) at F16, Q8_0, Q4_0, Q4_K and Q6_K: prefill (pp128) and
+ * decode (tg) tokens/s at 1 and 2 threads, bytes read per token, and the memory read
+ * bandwidth of this machine measured here, so decode can be held against the roofline; beside it, the
  * roof of the kernels alone (their matrices in cache: where it is the lower roof, decode is
  * bound by arithmetic, not by memory). Prefill and decode are measured through a generation
  * session (engine/generate.h), as pacer serve runs. */
@@ -126,7 +126,7 @@ static void *kernel_rate_thread(void *p) {
         ggml_half h = ggml_fp32_to_fp16(a->t == GGML_TYPE_F16 ? (float)(i % 17) / 256 - 0.03f : 0.01f);
         if (a->t == GGML_TYPE_F16)
             memcpy(w + i * 2, &h, 2);
-        else /* Q8_0 and Q4_0 blocks begin with their scale */
+        else /* Q8_0, Q4_0 and Q4_K blocks begin with their scale (Q6_K's ends it: left random) */
             memcpy(w + i * ti->type_size, &h, 2);
     }
     for (int i = 0; ok && i < KR_N_IN; i++)
@@ -405,7 +405,7 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     return 0;
 }
 
-/* The types --synth makes (q4_k_m: llama.cpp's Q4_K_M mixture, quantize.h); the first three
+/* The types --synth makes (q4_k_m: llama.cpp's Q4_K_M mixture, quantize.h); the first five
  * make the `make bench` table. */
 static const struct {
     const char *name;
@@ -413,7 +413,7 @@ static const struct {
 } bench_types[] = {{"f16", {GGML_TYPE_F16, false}},  {"q8_0", {GGML_TYPE_Q8_0, false}},
                    {"q4_0", {GGML_TYPE_Q4_0, false}}, {"q4_k", {GGML_TYPE_Q4_K, false}},
                    {"q6_k", {GGML_TYPE_Q6_K, false}}, {"q4_k_m", {GGML_TYPE_Q4_K, true}}};
-#define BENCH_TABLE_TYPES 3
+#define BENCH_TABLE_TYPES 5
 
 static void usage(void) {
     fprintf(stderr, "usage: bench_engine                      the make bench table\n"

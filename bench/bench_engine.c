@@ -1,10 +1,10 @@
 /* bench_engine.c - engine speed on 1B-shaped synthetic checkpoints (dim 2048, 16 layers,
  * 32 heads, 8 KV heads, ffn 8192) at F16, Q8_0, Q4_0, Q4_K and Q6_K: prefill (pp128) and
  * decode (tg) tokens/s at 1 and 2 threads, bytes read per token, and the memory read
- * bandwidth of this machine measured here, so decode can be held against the roofline; beside it, the
- * roof of the kernels alone (their matrices in cache: where it is the lower roof, decode is
- * bound by arithmetic, not by memory). Prefill and decode are measured through a generation
- * session (engine/generate.h), as pacer serve runs. */
+ * bandwidth of this machine measured here, so decode can be held against the roofline;
+ * beside it, the roof of the kernels alone (their matrices in cache: where it is the lower
+ * roof, decode is bound by arithmetic, not by memory). Prefill and decode are measured
+ * through a generation session (engine/generate.h), as pacer serve runs. */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>

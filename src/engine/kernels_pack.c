@@ -658,7 +658,8 @@ T_VNNI INLINE __m512i nib_dp_vnni(const uint8_t *qa, const uint8_t *qb, const __
  * both groups (Q4_K, Q6_K), made once per super-block by the caller. */
 T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsigned char *gb, size_t gsz, int b,
                                const kern_q8_block *xb, const __m512i *bc, __m512 sd, __m512 sm, __m512 acc) {
-    size_t next = (GEMV_GROUPS - 1) * gsz;
+    prefetch_pass(t, ga, gsz, b, (GEMV_GROUPS - 1) * gsz);
+    prefetch_pass(t, gb, gsz, b, (GEMV_GROUPS - 1) * gsz);
     __m512 dx = _mm512_set1_ps(xb->d);
     __m512i w[8], s;
     if (t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_K) {
@@ -667,8 +668,6 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
             qa = ((const pk_q4_0 *)ga + b)->q, qb = ((const pk_q4_0 *)gb + b)->q;
         else
             qa = ((const pk_q4_K *)ga + b / 8)->q[b % 8], qb = ((const pk_q4_K *)gb + b / 8)->q[b % 8];
-        prefetch_pass(t, ga, gsz, b, next);
-        prefetch_pass(t, gb, gsz, b, next);
         s = nib_dp_vnni(qa, qb, bc, t == GGML_TYPE_Q4_0 ? 8 * xb->sum : 0);
         if (t == GGML_TYPE_Q4_0) {
             const pk_q4_0 *pa = (const pk_q4_0 *)ga + b, *pb = (const pk_q4_0 *)gb + b;
@@ -685,8 +684,6 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
         const pk_q6_K *pa = (const pk_q6_K *)ga + b / 8, *pb = (const pk_q6_K *)gb + b / 8;
         int sb = b % 8;
         __m512 h[2];
-        prefetch_pass(t, ga, gsz, b, next);
-        prefetch_pass(t, gb, gsz, b, next);
         q6_unpack_vnni(pa->q[sb], pb->q[sb], w);
         q6_halves_vnni(w, bc, xb, h);
         __m512 sc0 = i8x16_ps(pa->sc[2 * sb], pb->sc[2 * sb]);
@@ -695,8 +692,6 @@ T_VNNI INLINE __m512 vnni_step(ggml_type t, const unsigned char *ga, const unsig
     }
     /* Q8_0: the tile's steps */
     const pk_q8_0 *pa = (const pk_q8_0 *)ga + b, *pb = (const pk_q8_0 *)gb + b;
-    prefetch_pass(t, ga, gsz, b, next);
-    prefetch_pass(t, gb, gsz, b, next);
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
         w[k] = q8_load_vnni(pa, pb, k);

@@ -200,9 +200,9 @@ T_AVX2 INLINE void store8(float *o, int valid, __m256 v) {
 /* The lines that begin in [q, q + n), each prefetched once: a step prefetches its own share
  * of a group's stream (a block; a K-quant sub-block's eighth of its super-block), so the
  * shares of consecutive steps cover every line once. Before, each step prefetched three
- * lines from its quants (five for Q8_0): Q6_K's 210-byte share was not covered, and every
- * super-block's scales were read on demand; the other types asked for one line in four
- * twice. 2-core Zen 4 EPYC, 1B models, decode at one thread, three alternating rounds,
+ * lines from its quants (five for Q8_0): a Q6_K step's share is 210 bytes, so 144 bytes of
+ * every 1680-byte super-block (two or three lines) were read on demand; the other types
+ * asked for one line in four twice. 2-core Zen 4 EPYC, 1B models, decode at one thread, three alternating rounds,
  * tok/s, Q6_K at four lines a step / each step its share: Q6_K 17.5-18.8 / 20.2-21.9, Q8_0
  * 15.3-15.9 / 17.1-17.9, Q4_0 30.8-32.1 / 31.3-32.2, Q4_K 21.9-26.2 / 26.2-26.9. */
 INLINE void prefetch_span(const unsigned char *q, size_t n) {

@@ -4,7 +4,10 @@
 # round by round, with the ratio pacer / llama.cpp per test. Builds nothing: llama-bench
 # comes from `make interop` (or LLAMA_BENCH); bench_engine from `make bench`'s build.
 #   LLAMA_BENCH   llama-bench to run (default $PEERS_DIR/bin/llama-bench, PEERS_DIR=build-peers)
-#   BENCH_THREADS threads for both (default: the online CPUs)
+#   BENCH_THREADS threads for both (default: the online CPUs); a list ("2,16") measures each
+#                 count in every round, one table each, then each engine's prefill and decode
+#                 scaling from the first count to the last (the medians' ratio, and pacer's
+#                 range of the per-round ratios: its runs at both counts sat side by side)
 #   BENCH_TYPES   weight types (default "f16 q8_0 q4_0 q4_k"; also q6_k and q4_k_m, llama.cpp's
 #                 Q4_K_M mixture; a type bench_engine cannot synthesize is reported and skipped)
 #   BENCH_PP      prompt lengths (default 128,512); BENCH_TG decode length (default 32)
@@ -13,7 +16,7 @@
 #   LLAMA_BENCH_ARGS  more llama-bench options, one value each (e.g. "-fa 0": its attention
 #                 without flash attention, faster in its decode at depth on some CPUs)
 #   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type (default 3)
-#   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S")
+#   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S THREADS")
 #   PACER_KERNELS pacer's kernel level (scalar|avx2|avxvnni|avx512|avx512vnni|amx; default the
 #                 CPU's best; the first line names it): with a llama-bench built for the same
 #                 instructions, the engines compare as on a CPU that has only those
@@ -27,6 +30,9 @@ export BUILD
 PEERS_DIR=${PEERS_DIR:-build-peers}
 LLAMA_BENCH=${LLAMA_BENCH:-$PEERS_DIR/bin/llama-bench}
 THREADS=${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}
+case ,$THREADS, in *,,* | *[!0-9,]* | *,0*) echo "bench-peers: BENCH_THREADS must be thread counts separated by commas (2,16), not '$THREADS'" >&2; exit 2;; esac
+THREAD_LIST=$(echo "$THREADS" | tr ',' ' ')
+[ -z "$(echo "$THREAD_LIST" | tr ' ' '\n' | sort | uniq -d)" ] || { echo "bench-peers: BENCH_THREADS names a thread count twice: '$THREADS'" >&2; exit 2; }
 TYPES=${BENCH_TYPES:-f16 q8_0 q4_0 q4_k}
 PP=${BENCH_PP:-128,512}
 TG=${BENCH_TG:-32}
@@ -68,36 +74,40 @@ for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1
   while [ "$r" -le "$ROUNDS" ]; do
-    # one timed run a test per round, each after an untimed run of the same test (llama-bench
-    # warms up itself, bench_engine the same way); llama-bench: jsonl, one object a test.
-    # An engine that fails keeps the figures already measured and skips the type's rest.
-    # shellcheck disable=SC2086 # LLAMA_BENCH_ARGS: words on purpose
-    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" ${AT:+-d "$DEPTH"} ${LLAMA_BENCH_ARGS:-} -r 1 -o jsonl >"$out" 2>"$out.err"
-    rc=$?
-    if [ $rc -ne 0 ]; then
-      failed llama-bench "$type" $rc
-      break
-    fi
-    sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' "$out" |
-      while read -r np ng ts; do
-        if [ "$ng" -gt 0 ]; then t="tg$ng$AT"; else t="pp$np$AT"; fi
-        echo "llama.cpp $type $t $r $ts"
-      done >>"$raw"
-    "$ENGINE" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -d "$DEPTH" >"$out" 2>"$out.err"
-    rc=$?
-    if [ $rc -ne 0 ]; then
-      failed bench_engine "$type" $rc
-      break
-    fi
-    awk -v ty="$type" -v r="$r" -F '\t' '$1 == "pacer" { print "pacer", ty, $4, r, $5 }' "$out" >>"$raw"
+    # one timed run a test per round and thread count, each after an untimed run of the same
+    # test (llama-bench warms up itself, bench_engine the same way); llama-bench: jsonl, one
+    # object a test. An engine that fails keeps the figures already measured and skips the
+    # type's rest.
+    for th in $THREAD_LIST; do
+      # shellcheck disable=SC2086 # LLAMA_BENCH_ARGS: words on purpose
+      "$LLAMA_BENCH" -m "$model" -t "$th" -p "$PP" -n "$TG" ${AT:+-d "$DEPTH"} ${LLAMA_BENCH_ARGS:-} -r 1 -o jsonl >"$out" 2>"$out.err"
+      rc=$?
+      if [ $rc -ne 0 ]; then
+        failed llama-bench "$type" $rc
+        break 2
+      fi
+      sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' "$out" |
+        while read -r np ng ts; do
+          if [ "$ng" -gt 0 ]; then t="tg$ng$AT"; else t="pp$np$AT"; fi
+          echo "llama.cpp $type $t $r $ts $th"
+        done >>"$raw"
+      "$ENGINE" -m "$model" -t "$th" -p "$PP" -n "$TG" -d "$DEPTH" >"$out" 2>"$out.err"
+      rc=$?
+      if [ $rc -ne 0 ]; then
+        failed bench_engine "$type" $rc
+        break 2
+      fi
+      awk -v ty="$type" -v r="$r" -v th="$th" -F '\t' '$1 == "pacer" { print "pacer", ty, $4, r, $5, th }' "$out" >>"$raw"
+    done
     r=$((r + 1))
   done
 done
 
 [ -n "${BENCH_RAW:-}" ] && cp "$raw" "$BENCH_RAW"
 
-# Per type and test: each engine's median and range over the rounds, the ratio of the
-# medians, and the range of the per-round ratios (each round's two runs sat side by side).
+# Per thread count, type and test: each engine's median and range over the rounds, the ratio
+# of the medians, and the range of the per-round ratios (each round's two runs sat side by
+# side). With more than one thread count, each engine's scaling from the first to the last.
 LC_ALL=C awk -v threads="$THREADS" '
 function median(list, n,   a, i, j, t) {
   n = split(list, a, " ")
@@ -106,33 +116,53 @@ function median(list, n,   a, i, j, t) {
 }
 function lo(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 < m + 0) m = a[i]; return m }
 function hi(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 > m + 0) m = a[i]; return m }
+# the range of the per-round ratios of a[ka, key, kb, r] to a[na, key, nb, r], in rmin, rmax
+function rounds_range(ka, kb, na, nb, key,   r, q) {
+  rmin = ""; rmax = ""
+  for (r = 1; r <= 100; r++) {
+    if (!((ka, key, kb, r) in val) || !((na, key, nb, r) in val)) continue
+    q = val[ka, key, kb, r] / val[na, key, nb, r]
+    if (rmin == "" || q < rmin) rmin = q
+    if (rmax == "" || q > rmax) rmax = q
+  }
+}
 {
   key = $2 " " $3
   if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-  v[$1, key] = v[$1, key] " " $5
-  val[$1, key, $4] = $5
-  rounds[key, $4] = 1
+  v[$1, key, $6] = v[$1, key, $6] " " $5
+  val[$1, key, $6, $4] = $5
 }
 END {
+  n_th = split(threads, tl, ",")
   w = 6 # the test column: as wide as its longest name (tg32@d4096)
   for (k = 1; k <= nk; k++) { split(order[k], kt, " "); if (length(kt[2]) > w) w = length(kt[2]) }
-  printf "%-6s %-*s %24s %24s %8s %15s\n", "type", w, "test", "llama.cpp tok/s (range)", "pacer tok/s (range)", "ratio", "per round"
+  for (i = 1; i <= n_th; i++) {
+    th = tl[i]
+    if (i > 1) print ""
+    printf "%-6s %-*s %24s %24s %8s %15s\n", "type", w, "test", "llama.cpp tok/s (range)", "pacer tok/s (range)", "ratio", "per round"
+    for (k = 1; k <= nk; k++) {
+      key = order[k]; split(key, kt, " ")
+      if (v["llama.cpp", key, th] == "" || v["pacer", key, th] == "") continue
+      rounds_range("pacer", th, "llama.cpp", th, key)
+      ml = median(v["llama.cpp", key, th]); mp = median(v["pacer", key, th])
+      printf "%-6s %-*s %8.1f (%6.1f-%6.1f) %8.1f (%6.1f-%6.1f) %8.2f %7.2f-%5.2f\n", kt[1], w, kt[2],
+        ml, lo(v["llama.cpp", key, th]), hi(v["llama.cpp", key, th]), mp, lo(v["pacer", key, th]), hi(v["pacer", key, th]),
+        mp / ml, rmin, rmax
+    }
+    printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", th
+  }
+  if (n_th < 2) exit
+  a = tl[1]; b = tl[n_th]
+  printf "\nscaling from %d to %d threads (%.2f times the threads): tok/s at %d / tok/s at %d\n", a, b, b / a, b, a
+  printf "%-6s %-*s %10s %10s %15s %12s\n", "type", w, "test", "llama.cpp", "pacer", "pacer per round", "pacer / ideal"
   for (k = 1; k <= nk; k++) {
     key = order[k]; split(key, kt, " ")
-    if (v["llama.cpp", key] == "" || v["pacer", key] == "") continue
-    rl = ""; rmin = ""; rmax = ""
-    for (r = 1; r <= 100; r++) {
-      if (!((key, r) in rounds) || !(("llama.cpp", key, r) in val) || !(("pacer", key, r) in val)) continue
-      q = val["pacer", key, r] / val["llama.cpp", key, r]
-      if (rmin == "" || q < rmin) rmin = q
-      if (rmax == "" || q > rmax) rmax = q
-    }
-    ml = median(v["llama.cpp", key]); mp = median(v["pacer", key])
-    printf "%-6s %-*s %8.1f (%6.1f-%6.1f) %8.1f (%6.1f-%6.1f) %8.2f %7.2f-%5.2f\n", kt[1], w, kt[2],
-      ml, lo(v["llama.cpp", key]), hi(v["llama.cpp", key]), mp, lo(v["pacer", key]), hi(v["pacer", key]),
-      mp / ml, rmin, rmax
+    if (v["pacer", key, a] == "" || v["pacer", key, b] == "") continue
+    sl = v["llama.cpp", key, a] == "" || v["llama.cpp", key, b] == "" ? "-" : sprintf("%.2f", median(v["llama.cpp", key, b]) / median(v["llama.cpp", key, a]))
+    sp = median(v["pacer", key, b]) / median(v["pacer", key, a])
+    rounds_range("pacer", b, "pacer", a, key)
+    printf "%-6s %-*s %10s %10.2f %9.2f-%5.2f %12.2f\n", kt[1], w, kt[2], sl, sp, rmin, rmax, sp / (b / a)
   }
-  printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", threads
 }' "$raw"
 
 [ -s "$fails" ] || exit 0

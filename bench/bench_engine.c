@@ -246,6 +246,34 @@ typedef struct bench_model {
  * after depth + 1 tokens. */
 static int bench_depth = 0;
 
+/* --phases: the engine whose timed tests are profiled (engine_profile), or NULL. The profile
+ * starts after the depth's tokens are in the cache and stops when the test ends; a test's
+ * untimed run before it is counted, then cleared by the timed one's start. */
+static engine *bench_profiled;
+
+static void bench_profile(bool on) {
+    if (bench_profiled && engine_profile_enable(bench_profiled, on) != PACER_OK)
+        fprintf(stderr, "bench_engine: no memory for the profile\n");
+}
+
+/* The profile of the test just run: a line for its forward passes, then one per phase,
+ * each tab-separated and starting "phase" (bench-peers reads only the "pacer" lines). */
+static void bench_print_profile(const char *test) {
+    engine_profile pr;
+    engine_profile_get(bench_profiled, &pr);
+    printf("phase\t%s\tforward passes %ld\twall %.2f ms\tthreads %d\n", test, pr.chunks, pr.wall_s * 1e3, pr.threads);
+    for (int i = 0; i < ENGINE_PHASES; i++) {
+        const engine_phase_time *t = &pr.phase[i];
+        if (t->jobs == 0)
+            continue;
+        printf("phase\t%s\t%-13s\tjobs %5ld\twall %9.2f ms (%4.1f %%)\tthreads busy %.3f of it\t"
+               "end wait %7.1f us a job and thread\n",
+               test, engine_phase_name((engine_phase)i), t->jobs, t->wall_s * 1e3,
+               pr.wall_s > 0 ? 100 * t->wall_s / pr.wall_s : 0, t->wall_s > 0 ? t->busy_s / (t->wall_s * pr.threads) : 0,
+               1e6 * t->tail_s / ((double)t->jobs * pr.threads));
+    }
+}
+
 /* A prompt of the depth's tokens then `n` more (`last` >= 0: one more, that token). */
 static int32_t *bench_prompt(const gen_model *gm, int n, int32_t last) {
     int32_t *toks = malloc((size_t)(bench_depth + n) * sizeof *toks);
@@ -276,8 +304,10 @@ static double bench_prefill(gen_model *gm, int pp) {
     gen_params p = {.max_tokens = 0, .reuse_prefix = bench_depth > 0}; /* depth 0: an empty cache */
     gen_session s = {0};
     double rate = 0;
+    bench_profile(true);
     if (gen_session_start(&s, gm, &p, toks, bench_depth + pp, NULL, NULL, false) == PACER_OK && s.t_prefill_ns > 0)
         rate = s.prompt_n / ((double)s.t_prefill_ns / 1e9);
+    bench_profile(false);
     gen_session_free(&s);
     free(toks);
     return rate;
@@ -295,12 +325,14 @@ static double bench_decode(gen_model *gm, int tg) {
     buf text;
     buf_init(&text, 1u << 20);
     double rate = 0;
+    bench_profile(true);
     if (gen_session_start(&s, gm, &p, toks, bench_depth + 1, NULL, NULL, false) == PACER_OK) {
         while (!s.done && gen_session_step(&s, &text) == PACER_OK)
             buf_reset(&text);
         if (s.t_decode_ns > 0)
             rate = s.verify_rounds / ((double)s.t_decode_ns / 1e9);
     }
+    bench_profile(false);
     buf_free(&text);
     gen_session_free(&s);
     free(toks);
@@ -372,7 +404,7 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
  * TOKENS_PER_S CPU_S", the tests llama-bench runs (-p LIST -n N -d DEPTH) on the same
  * file; CPU_S is the process CPU time the test took (on a shared machine, tokens per CPU
  * second at one thread tell kernel changes apart where wall time cannot). */
-static int bench_peer(const char *path, int threads, const char *pp_list, int tg) {
+static int bench_peer(const char *path, int threads, const char *pp_list, int tg, bool phases) {
     int max_pp = 0;
     for (const char *s = pp_list; *s;) {
         int v = atoi(s);
@@ -383,6 +415,7 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
     if (!bench_open(&m, path, threads, bench_depth + (max_pp > tg ? max_pp : tg) + 8))
         return 1;
     const engine_info *in = engine_get_info(m.e);
+    bench_profiled = phases ? m.e : NULL;
     char at[24] = ""; /* the test's name after ppN / tgN, as llama-bench's "@ dD" */
     if (bench_depth > 0)
         snprintf(at, sizeof at, "@d%d", bench_depth);
@@ -392,6 +425,11 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
             bench_warm_up(&m.gm, pp, 0);
             double c0 = clock_cpu_s(), ts = bench_prefill(&m.gm, pp);
             printf("pacer\t%s\t%d\tpp%d%s\t%.3f\t%.3f\n", in->weight_type, threads, pp, at, ts, clock_cpu_s() - c0);
+            if (bench_profiled) {
+                char test[40];
+                snprintf(test, sizeof test, "pp%d%s", pp, at);
+                bench_print_profile(test);
+            }
         }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
@@ -399,8 +437,14 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
         bench_warm_up(&m.gm, 0, tg);
         double c0 = clock_cpu_s(), ts = bench_decode(&m.gm, tg);
         printf("pacer\t%s\t%d\ttg%d%s\t%.3f\t%.3f\n", in->weight_type, threads, tg, at, ts, clock_cpu_s() - c0);
+        if (bench_profiled) {
+            char test[40];
+            snprintf(test, sizeof test, "tg%d%s", tg, at);
+            bench_print_profile(test);
+        }
     }
     fflush(stdout);
+    bench_profiled = NULL;
     bench_close(&m);
     return 0;
 }
@@ -420,8 +464,10 @@ static void usage(void) {
                     "       bench_engine --synth TYPE         make (if missing) and print the 1B-shaped model of TYPE\n"
                     "       bench_engine --kernels            print the kernel level it measures at (PACER_KERNELS, or\n"
                     "                                         the CPU's best)\n"
-                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [-d DEPTH] [--no-warmup]   one line per test\n"
-                    "(each test runs once untimed first, as llama-bench does, unless --no-warmup; -d: DEPTH tokens\n"
+                    "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [-d DEPTH] [--no-warmup] [--phases]\n"
+                    "                                         one line per test\n"
+                    "(each test runs once untimed first, as llama-bench does, unless --no-warmup; --phases: after each\n"
+                    " test, where its forward passes spent their time, by kind of job; -d: DEPTH tokens\n"
                     " already in the context, as llama-bench's -d; PACER_PREFETCH=l1|l2: where decode prefetches\n"
                     " the weights, by default where this CPU's kind does best)\n");
 }
@@ -453,6 +499,7 @@ int main(int argc, char **argv) {
     }
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
+    bool phases = false;
     if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
         printf("%s\n", kern_level_name(kern_get_level()));
         return 0;
@@ -461,6 +508,10 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-warmup") == 0) {
             bench_warmup = false;
+            continue;
+        }
+        if (strcmp(a, "--phases") == 0) {
+            phases = true;
             continue;
         }
         if (!v) {
@@ -504,7 +555,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (model)
-        return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg);
+        return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg, phases);
     printf("kernels: %s\n", kern_level_name(kern_get_level()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);

@@ -68,4 +68,40 @@ pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int 
 pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits);
 int engine_n_seq(const engine *e);
 
+/* Where the forward pass spends its time, by kind of pool job (a profile for engine work:
+ * `bench_engine --phases`). ROWS: the per-row steps (embedding, residual, RMSNorm, the
+ * activations' quantization); QKV_ATTENTION: Q/K/V, their heads' post-processing and
+ * attention; ATTENTION_OUT, GATE_UP (SwiGLU fused), DOWN: those matrices; OUTPUT: the
+ * logits' matrix with its norm. A one-row step run inline (decode) is counted as a job. */
+typedef enum engine_phase {
+    ENGINE_PHASE_ROWS,
+    ENGINE_PHASE_QKV_ATTENTION,
+    ENGINE_PHASE_ATTENTION_OUT,
+    ENGINE_PHASE_GATE_UP,
+    ENGINE_PHASE_DOWN,
+    ENGINE_PHASE_OUTPUT,
+    ENGINE_PHASES
+} engine_phase;
+
+typedef struct engine_phase_time {
+    long jobs;
+    double wall_s; /* from handing a job out until its last thread finished, summed */
+    double busy_s; /* each thread's time inside the jobs, summed over threads */
+    double tail_s; /* each thread's wait from its own end of a job to the job's end, summed */
+} engine_phase_time;
+
+typedef struct engine_profile {
+    int threads;
+    long chunks;    /* forward passes (chunks of at most the batch's rows) */
+    double wall_s;  /* their wall time; the phases' wall times add up to nearly all of it */
+    engine_phase_time phase[ENGINE_PHASES];
+} engine_profile;
+
+/* Starts counting from zero (on) or stops (off); PACER_ERR_NOMEM if its buffers cannot be
+ * had. Off, nothing is timed. Results do not depend on it. */
+pacer_err engine_profile_enable(engine *e, bool on);
+/* What was counted since the last enable (zeros when never enabled). */
+void engine_profile_get(const engine *e, engine_profile *out);
+const char *engine_phase_name(engine_phase p);
+
 #endif

@@ -55,6 +55,14 @@ typedef struct layer {
     mat wq, wk, wv, wo, gate, up, down;
 } layer;
 
+/* The profile (engine_profile_enable; forward.c): what was counted, and each thread's start
+ * and end of the job being timed. */
+typedef struct engine_prof {
+    bool on;
+    engine_profile p;
+    double *start, *end; /* [thread] */
+} engine_prof;
+
 struct engine {
     gguf_file *gf;
     tokenizer *tok;
@@ -97,6 +105,7 @@ struct engine {
     float *scratch;    /* per thread: n_scratch floats */
     int n_scratch;
     float *rope_cs;    /* cos/sin per position pair: [n_ctx][n_rot/2][2] */
+    engine_prof *prof; /* NULL until a profile is first enabled */
 };
 
 #endif

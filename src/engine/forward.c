@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "engine/engine_impl.h"
 #include "engine/kernels.h"
 #include "engine/kernels_f16.h"
@@ -107,12 +108,95 @@ static void job_rows(void *ctx, int ith, int nth) {
     }
 }
 
-/* Runs fn over the chunk's rows on all threads (one row alone on the caller). */
-static void run_rows(engine *e, int nb, threadpool_fn fn, void *ctx) {
-    if (nb >= 2)
-        threadpool_run(e->tp, fn, ctx);
+/* ---------------- jobs, and their profile ---------------- */
+
+typedef struct prof_call {
+    engine_prof *pr;
+    threadpool_fn fn;
+    void *ctx;
+} prof_call;
+
+static void prof_job(void *c, int ith, int nth) {
+    prof_call *pc = c;
+    pc->pr->start[ith] = clock_now_s();
+    pc->fn(pc->ctx, ith, nth);
+    pc->pr->end[ith] = clock_now_s();
+}
+
+/* Runs fn on the pool's threads, or alone on the caller (`inline_`); while a profile is on,
+ * timed into `ph`. */
+static void run_job(engine *e, engine_phase ph, bool inline_, threadpool_fn fn, void *ctx) {
+    engine_prof *pr = e->prof;
+    if (!pr || !pr->on) {
+        if (inline_)
+            fn(ctx, 0, 1);
+        else
+            threadpool_run(e->tp, fn, ctx);
+        return;
+    }
+    int nth = inline_ ? 1 : threadpool_size(e->tp);
+    prof_call pc = {pr, fn, ctx};
+    double t0 = clock_now_s();
+    if (inline_)
+        prof_job(&pc, 0, 1);
     else
-        fn(ctx, 0, 1);
+        threadpool_run(e->tp, prof_job, &pc);
+    engine_phase_time *pt = &pr->p.phase[ph];
+    pt->jobs++;
+    pt->wall_s += clock_now_s() - t0;
+    double last = 0;
+    for (int i = 0; i < nth; i++)
+        last = pr->end[i] > last ? pr->end[i] : last;
+    for (int i = 0; i < nth; i++) {
+        pt->busy_s += pr->end[i] - pr->start[i];
+        pt->tail_s += last - pr->end[i];
+    }
+}
+
+pacer_err engine_profile_enable(engine *e, bool on) {
+    if (!e)
+        return PACER_ERR_ARG;
+    if (!on) {
+        if (e->prof)
+            e->prof->on = false;
+        return PACER_OK;
+    }
+    int nth = threadpool_size(e->tp);
+    if (!e->prof) {
+        engine_prof *pr = calloc(1, sizeof *pr);
+        double *st = calloc((size_t)nth, sizeof *st), *en = calloc((size_t)nth, sizeof *en);
+        if (!pr || !st || !en) {
+            free(pr);
+            free(st);
+            free(en);
+            return PACER_ERR_NOMEM;
+        }
+        pr->start = st;
+        pr->end = en;
+        e->prof = pr;
+    }
+    memset(&e->prof->p, 0, sizeof e->prof->p);
+    e->prof->p.threads = nth;
+    e->prof->on = true;
+    return PACER_OK;
+}
+
+void engine_profile_get(const engine *e, engine_profile *out) {
+    if (e && e->prof)
+        *out = e->prof->p;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+const char *engine_phase_name(engine_phase p) {
+    static const char *const names[ENGINE_PHASES] = {"rows", "qkv+attention", "attention out", "gate+up", "down",
+                                                     "output"};
+    return p >= 0 && p < ENGINE_PHASES ? names[p] : "?";
+}
+
+/* Runs fn over the chunk's rows on all threads (one row alone on the caller). */
+static void run_rows(engine *e, engine_phase ph, int nb, threadpool_fn fn, void *ctx) {
+    run_job(e, ph, nb < 2, fn, ctx);
 }
 
 /* ---------------- matrices ---------------- */
@@ -379,9 +463,9 @@ static void set_chunks(engine *e, job *j, int align, int most) {
         threadpool_chunks_init(&j->ch, n, nth);
 }
 
-static void run_matmul_job(engine *e, job *j, int align, int most) {
+static void run_matmul_job(engine *e, engine_phase ph, job *j, int align, int most) {
     set_chunks(e, j, align, most);
-    threadpool_run(e->tp, job_matmul, j);
+    run_job(e, ph, false, job_matmul, j);
 }
 
 /* Q/K/V in chunks that divide the head size (a multiple of the packed groups' rows, g): each
@@ -402,8 +486,8 @@ static void setup_qkv_chunks(engine *e, job *j) {
 static void run_matmuls(engine *e, row_job *rj, int n_mm, const mat *const *ms, float *const *outs) {
     job j = {0};
     setup_matmuls(e, &j, rj->nb, n_mm, ms, outs, 0, rj);
-    run_rows(e, rj->nb, job_rows, rj);
-    run_matmul_job(e, &j, 16, 0);
+    run_rows(e, ENGINE_PHASE_OUTPUT, rj->nb, job_rows, rj);
+    run_matmul_job(e, ENGINE_PHASE_OUTPUT, &j, 16, 0);
 }
 
 /* ---------------- attention ---------------- */
@@ -656,7 +740,7 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     float *qkv_out[3] = {e->q, e->k, e->v};
     job j = {.layer = l};
     setup_matmuls(e, &j, nb, 3, qkv, qkv_out, 0, &pre);
-    run_rows(e, nb, job_rows, &pre);
+    run_rows(e, ENGINE_PHASE_ROWS, nb, job_rows, &pre);
 
     /* wo's activation goes to a slot the Q/K/V matrices do not read (they use at most two) */
     int slot = 0;
@@ -684,11 +768,11 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
         setup_qkv_chunks(e, &j);
         aj.wait_heads = true;
         job *both[2] = {&j, &aj};
-        threadpool_run(e->tp, job_qkv_attention, both);
+        run_job(e, ENGINE_PHASE_QKV_ATTENTION, false, job_qkv_attention, both);
     } else {
-        run_matmul_job(e, &j, 16, 0);
-        run_rows(e, nb, job_qkv_rows, &j);
-        threadpool_run(e->tp, job_attention, &aj);
+        run_matmul_job(e, ENGINE_PHASE_QKV_ATTENTION, &j, 16, 0);
+        run_rows(e, ENGINE_PHASE_QKV_ATTENTION, nb, job_qkv_rows, &j);
+        run_job(e, ENGINE_PHASE_QKV_ATTENTION, false, job_attention, &aj);
     }
     if (keep == 0)
         return;
@@ -700,9 +784,9 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
         row_job ao = {.e = e, .nb = keep, .in = e->att, .n_in = e->q_dim, .n_slot = 1};
         ao.type[0] = L->wo.type;
         ao.slot[0] = (unsigned char *)aj.a[0];
-        run_rows(e, nb, job_rows, &ao);
+        run_rows(e, ENGINE_PHASE_ROWS, nb, job_rows, &ao);
     }
-    run_matmul_job(e, &aj, 16, 0);
+    run_matmul_job(e, ENGINE_PHASE_ATTENTION_OUT, &aj, 16, 0);
 }
 
 /* The feed-forward half of layer l: residual and norm, gate and up with SwiGLU fused into
@@ -714,33 +798,33 @@ static void layer_ffn(engine *e, int nb, int l) {
     float *gu_out[2] = {e->g, e->u};
     job j = {0};
     setup_matmuls(e, &j, nb, 2, gu, gu_out, 0, &fn);
-    run_rows(e, nb, job_rows, &fn);
+    run_rows(e, ENGINE_PHASE_ROWS, nb, job_rows, &fn);
     unsigned char *down_act = (unsigned char *)act_slot(e, SLOT_DOWN);
     bool fused = e->n_ff % 32 == 0;
     j.paired = true;
     j.post = fused ? POST_SWIGLU : POST_NONE;
     j.next_type = L->down.type;
     j.next_slot = down_act;
-    run_matmul_job(e, &j, 32, 0);
+    run_matmul_job(e, ENGINE_PHASE_GATE_UP, &j, 32, 0);
     if (!fused) {
         row_job sw = {.e = e, .nb = nb, .swiglu = true, .in = e->g, .n_in = e->n_ff, .n_slot = 1};
         sw.type[0] = L->down.type;
         sw.slot[0] = down_act;
-        run_rows(e, nb, job_rows, &sw);
+        run_rows(e, ENGINE_PHASE_ROWS, nb, job_rows, &sw);
     }
     const mat *dn[1] = {&L->down};
     float *dn_out[1] = {e->xn};
     job dj = {0};
     setup_matmuls(e, &dj, nb, 1, dn, dn_out, 0, NULL);
     dj.a[0] = down_act;
-    run_matmul_job(e, &dj, 16, 0);
+    run_matmul_job(e, ENGINE_PHASE_DOWN, &dj, 16, 0);
 }
 
 /* One chunk of at most e->batch rows: token b at e->row_pos[b] of sequence e->row_seq[b]
  * (a sequence's rows in a chunk are consecutive positions). Each row is computed exactly as
  * it would be alone: the kernels do not depend on the batch (kernels.h), and the per-row
  * steps run on all threads, a row on one thread, in the serial order. */
-static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
+static void forward_pass(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
     /* the last layer's output matrix and feed-forward only for the rows whose logits are
      * wanted (its K/V cache comes from its Q/K/V, which every row computes) */
     int keep = !logits ? 0 : all_logits ? nb : 1;
@@ -756,6 +840,17 @@ static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logit
     const mat *om[1] = {&e->output};
     float *oo[1] = {logits};
     run_matmuls(e, &out, 1, om, oo);
+}
+
+/* forward_pass, counted in the profile while it is on. */
+static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
+    engine_prof *pr = e->prof && e->prof->on ? e->prof : NULL;
+    double t0 = pr ? clock_now_s() : 0;
+    forward_pass(e, tokens, nb, logits, all_logits);
+    if (pr) {
+        pr->p.chunks++;
+        pr->p.wall_s += clock_now_s() - t0;
+    }
 }
 
 pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits) {

@@ -268,6 +268,70 @@ Test(engine, q4_0_batched_equals_serial_and_threads, .timeout = 60) { check_batc
 Test(engine, q4_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q4_K); }
 Test(engine, q6_k_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_Q6_K); }
 Test(engine, f16_batched_equals_serial_and_threads, .timeout = 60) { check_batched(GGML_TYPE_F16); }
+/* The profile (bench_engine --phases): with it on, a prompt's logits are the same bit for bit;
+ * every kind of job is counted, with each thread's time inside a job within the job's wall
+ * time, and the phases within the forward passes' time; off, nothing more is counted; on
+ * again, it starts from zero. A decode step counts its one-row steps on one thread. */
+Test(engine, profile_counts_every_phase_and_changes_nothing, .timeout = 60) {
+    char path[128];
+    enum { T = 40 };
+    engine *e = open_synth(GGML_TYPE_Q8_0, 2, 1, path, sizeof path);
+    int nv = engine_get_info(e)->n_vocab;
+    engine_profile pr;
+    engine_profile_get(e, &pr);
+    cr_assert(pr.chunks == 0 && pr.threads == 0 && pr.phase[ENGINE_PHASE_DOWN].jobs == 0, "never enabled: zeros");
+    int32_t toks[T];
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 13) % nv);
+    float *plain = malloc((size_t)nv * sizeof(float)), *timed = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_eval(e, toks, T, 0, plain, false), PACER_OK);
+    cr_assert_eq(engine_profile_enable(e, true), PACER_OK);
+    cr_assert_eq(engine_eval(e, toks, T, 0, timed, false), PACER_OK);
+    cr_assert(memcmp(plain, timed, (size_t)nv * sizeof(float)) == 0, "profiled logits differ");
+    engine_profile_get(e, &pr);
+    cr_assert_eq(pr.threads, 2);
+    cr_assert_eq(pr.chunks, 1);
+    double phases = 0;
+    for (int i = 0; i < ENGINE_PHASES; i++) {
+        const engine_phase_time *t = &pr.phase[i];
+        const char *name = engine_phase_name((engine_phase)i);
+        cr_assert(t->jobs > 0 && t->wall_s > 0, "%s: jobs %ld, wall %g", name, t->jobs, t->wall_s);
+        cr_assert(t->busy_s > 0 && t->busy_s <= t->wall_s * pr.threads, "%s: busy %g of wall %g", name, t->busy_s,
+                  t->wall_s);
+        cr_assert(t->tail_s >= 0 && t->busy_s + t->tail_s <= t->wall_s * pr.threads, "%s: busy %g + end waits %g",
+                  name, t->busy_s, t->tail_s);
+        phases += t->wall_s;
+    }
+    cr_assert(phases <= pr.wall_s, "phases %g s within the forward passes' %g s", phases, pr.wall_s);
+    /* two layers: per layer one norm job each for attention and feed-forward, Q/K/V with
+     * attention, the three other matrices; the output matrix with its norm */
+    cr_assert_eq(pr.phase[ENGINE_PHASE_ROWS].jobs, 4);
+    cr_assert_eq(pr.phase[ENGINE_PHASE_QKV_ATTENTION].jobs, 2);
+    cr_assert_eq(pr.phase[ENGINE_PHASE_GATE_UP].jobs, 2);
+    cr_assert_eq(pr.phase[ENGINE_PHASE_OUTPUT].jobs, 2);
+    /* a decode step: its one-row steps inline, on one thread */
+    cr_assert_eq(engine_profile_enable(e, true), PACER_OK);
+    cr_assert_eq(engine_eval(e, toks, 1, T, timed, false), PACER_OK);
+    engine_profile_get(e, &pr);
+    cr_assert(pr.chunks == 1 && pr.phase[ENGINE_PHASE_ROWS].jobs == 4, "decode: %ld passes, %ld row jobs", pr.chunks,
+              pr.phase[ENGINE_PHASE_ROWS].jobs);
+    cr_assert(pr.phase[ENGINE_PHASE_ROWS].busy_s <= pr.phase[ENGINE_PHASE_ROWS].wall_s, "inline rows: one thread");
+    cr_assert_eq(engine_profile_enable(e, false), PACER_OK);
+    cr_assert_eq(engine_eval(e, toks, T, 0, timed, false), PACER_OK);
+    engine_profile p2;
+    engine_profile_get(e, &p2);
+    cr_assert(memcmp(&pr, &p2, sizeof pr) == 0, "counted while off");
+    cr_assert_eq(engine_profile_enable(e, true), PACER_OK);
+    engine_profile_get(e, &p2);
+    cr_assert(p2.chunks == 0 && p2.wall_s == 0 && p2.phase[ENGINE_PHASE_DOWN].jobs == 0, "enabled again: from zero");
+    cr_assert_str_eq(engine_phase_name(ENGINE_PHASE_GATE_UP), "gate+up");
+    cr_assert_str_eq(engine_phase_name(ENGINE_PHASES), "?");
+    free(plain);
+    free(timed);
+    engine_close(e);
+    unlink(path);
+}
+
 /* A context of 41 positions, no whole number of key blocks (kernels_f16.h): each head's keys
  * still have their own region. Sequence 0 filled to the end, then sequence 1, then sequence
  * 0's last token again: its logits are those of the same tokens in an engine of its own, so

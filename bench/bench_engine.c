@@ -554,6 +554,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_engine: no synthetic model of type %s\n", synth);
         return 1;
     }
+    if (phases && !model) {
+        fprintf(stderr, "bench_engine: --phases profiles the tests of -m FILE\n");
+        return 2;
+    }
     if (model)
         return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg, phases);
     printf("kernels: %s\n", kern_level_name(kern_get_level()));

@@ -72,7 +72,7 @@ int engine_n_seq(const engine *e);
  * `bench_engine --phases`). ROWS: the per-row steps (embedding, residual, RMSNorm, the
  * activations' quantization); QKV_ATTENTION: Q/K/V, their heads' post-processing and
  * attention; ATTENTION_OUT, GATE_UP (SwiGLU fused), DOWN: those matrices; OUTPUT: the
- * logits' matrix with its norm. A one-row step run inline (decode) is counted as a job. */
+ * logits' matrix with its norm. A one-row step run inline (decode) is a job of one thread. */
 typedef enum engine_phase {
     ENGINE_PHASE_ROWS,
     ENGINE_PHASE_QKV_ATTENTION,

@@ -15,7 +15,8 @@
 #                 default 0): the tests are named ppN@dDEPTH, tgN@dDEPTH
 #   LLAMA_BENCH_ARGS  more llama-bench options, one value each (e.g. "-fa 0": its attention
 #                 without flash attention, faster in its decode at depth on some CPUs)
-#   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type (default 3)
+#   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type and thread count
+#                 (default 3)
 #   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S THREADS")
 #   PACER_KERNELS pacer's kernel level (scalar|avx2|avxvnni|avx512|avx512vnni|amx; default the
 #                 CPU's best; the first line names it): with a llama-bench built for the same

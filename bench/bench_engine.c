@@ -404,6 +404,12 @@ static void bench_one(const char *path, ggml_type t, int threads, double bw) {
  * TOKENS_PER_S CPU_S", the tests llama-bench runs (-p LIST -n N -d DEPTH) on the same
  * file; CPU_S is the process CPU time the test took (on a shared machine, tokens per CPU
  * second at one thread tell kernel changes apart where wall time cannot). */
+static void bench_print(const char *type, int threads, const char *test, double tok_s, double cpu_s) {
+    printf("pacer\t%s\t%d\t%s\t%.3f\t%.3f\n", type, threads, test, tok_s, cpu_s);
+    if (bench_profiled)
+        bench_print_profile(test);
+}
+
 static int bench_peer(const char *path, int threads, const char *pp_list, int tg, bool phases) {
     int max_pp = 0;
     for (const char *s = pp_list; *s;) {
@@ -423,25 +429,19 @@ static int bench_peer(const char *path, int threads, const char *pp_list, int tg
         int pp = atoi(s);
         if (pp > 0) {
             bench_warm_up(&m.gm, pp, 0);
+            char test[40];
+            snprintf(test, sizeof test, "pp%d%s", pp, at);
             double c0 = clock_cpu_s(), ts = bench_prefill(&m.gm, pp);
-            printf("pacer\t%s\t%d\tpp%d%s\t%.3f\t%.3f\n", in->weight_type, threads, pp, at, ts, clock_cpu_s() - c0);
-            if (bench_profiled) {
-                char test[40];
-                snprintf(test, sizeof test, "pp%d%s", pp, at);
-                bench_print_profile(test);
-            }
+            bench_print(in->weight_type, threads, test, ts, clock_cpu_s() - c0);
         }
         s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
     }
     if (tg > 0) {
         bench_warm_up(&m.gm, 0, tg);
+        char test[40];
+        snprintf(test, sizeof test, "tg%d%s", tg, at);
         double c0 = clock_cpu_s(), ts = bench_decode(&m.gm, tg);
-        printf("pacer\t%s\t%d\ttg%d%s\t%.3f\t%.3f\n", in->weight_type, threads, tg, at, ts, clock_cpu_s() - c0);
-        if (bench_profiled) {
-            char test[40];
-            snprintf(test, sizeof test, "tg%d%s", tg, at);
-            bench_print_profile(test);
-        }
+        bench_print(in->weight_type, threads, test, ts, clock_cpu_s() - c0);
     }
     fflush(stdout);
     bench_profiled = NULL;

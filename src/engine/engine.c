@@ -464,11 +464,7 @@ void engine_close(engine *e) {
     free(e->split_first);
     free(e->n_past);
     free(e->head_left);
-    if (e->prof) {
-        free(e->prof->start);
-        free(e->prof->end);
-        free(e->prof);
-    }
+    free(e->prof);
     gguf_close(e->gf);
     free(e);
 }

@@ -60,7 +60,7 @@ typedef struct layer {
 typedef struct engine_prof {
     bool on;
     engine_profile p;
-    double *start, *end; /* [thread] */
+    double *start, *end; /* [thread], in the same allocation, after the struct */
 } engine_prof;
 
 struct engine {

@@ -123,24 +123,27 @@ static void prof_job(void *c, int ith, int nth) {
     pc->pr->end[ith] = clock_now_s();
 }
 
+/* The profile when it is on, else NULL. */
+static engine_prof *profiling(const engine *e) { return e->prof && e->prof->on ? e->prof : NULL; }
+
 /* Runs fn on the pool's threads, or alone on the caller (`inline_`); while a profile is on,
  * timed into `ph`. */
 static void run_job(engine *e, engine_phase ph, bool inline_, threadpool_fn fn, void *ctx) {
-    engine_prof *pr = e->prof;
-    if (!pr || !pr->on) {
-        if (inline_)
-            fn(ctx, 0, 1);
-        else
-            threadpool_run(e->tp, fn, ctx);
-        return;
-    }
-    int nth = inline_ ? 1 : threadpool_size(e->tp);
+    engine_prof *pr = profiling(e);
     prof_call pc = {pr, fn, ctx};
-    double t0 = clock_now_s();
+    double t0 = 0;
+    if (pr) {
+        fn = prof_job;
+        ctx = &pc;
+        t0 = clock_now_s();
+    }
     if (inline_)
-        prof_job(&pc, 0, 1);
+        fn(ctx, 0, 1);
     else
-        threadpool_run(e->tp, prof_job, &pc);
+        threadpool_run(e->tp, fn, ctx);
+    if (!pr)
+        return;
+    int nth = inline_ ? 1 : threadpool_size(e->tp);
     engine_phase_time *pt = &pr->p.phase[ph];
     pt->jobs++;
     pt->wall_s += clock_now_s() - t0;
@@ -163,16 +166,11 @@ pacer_err engine_profile_enable(engine *e, bool on) {
     }
     int nth = threadpool_size(e->tp);
     if (!e->prof) {
-        engine_prof *pr = calloc(1, sizeof *pr);
-        double *st = calloc((size_t)nth, sizeof *st), *en = calloc((size_t)nth, sizeof *en);
-        if (!pr || !st || !en) {
-            free(pr);
-            free(st);
-            free(en);
+        engine_prof *pr = calloc(1, sizeof *pr + 2 * (size_t)nth * sizeof(double));
+        if (!pr)
             return PACER_ERR_NOMEM;
-        }
-        pr->start = st;
-        pr->end = en;
+        pr->start = (double *)(pr + 1);
+        pr->end = pr->start + nth;
         e->prof = pr;
     }
     memset(&e->prof->p, 0, sizeof e->prof->p);
@@ -844,7 +842,7 @@ static void forward_pass(engine *e, const int32_t *tokens, int nb, float *logits
 
 /* forward_pass, counted in the profile while it is on. */
 static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
-    engine_prof *pr = e->prof && e->prof->on ? e->prof : NULL;
+    engine_prof *pr = profiling(e);
     double t0 = pr ? clock_now_s() : 0;
     forward_pass(e, tokens, nb, logits, all_logits);
     if (pr) {

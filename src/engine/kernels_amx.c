@@ -194,53 +194,67 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
     }
 }
 
-/* Groups pa, pb (rows 8g..8g+15, `valid` of them real) times the first nb16 tokens (a
- * multiple of 16): per chunk of AMX_CHUNK blocks the weights are staged once, then every
- * 16 tokens pass over them, `sub` blocks at a time: their tile multiplies, then their
- * float steps. (Issuing the next blocks' multiplies before these float steps, so that
- * both units work at once, measured 2-8 % slower.) */
-T_AMX INLINE void amx_pair(ggml_type t, const unsigned char *pa, const unsigned char *pb, int nblk,
-                           const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
-                           amx_stage *st) {
+/* Pairs of groups a kernel call takes together: each 16 tokens' activations are read once
+ * for all of them (from L1, while the pairs' staged weights wait in L2) instead of once a
+ * pair, from L2 or, for the down matrix (n_in 8192: 5.8 MB of pp512 activations), from L3.
+ * The stages: AMX_PAIRS x 48 KB on the stack. */
+#define AMX_PAIRS 4
+
+/* np pairs of groups from P (pair p: groups at P + 2p gb and P + (2p + 1) gb, rows
+ * 16p.. of out, `valid` rows real from the first pair's first) times the first nb16 tokens
+ * (a multiple of 16): per chunk of AMX_CHUNK blocks every pair's weights are staged once,
+ * then every 16 tokens pass over each pair, `sub` blocks at a time: their tile multiplies,
+ * then their float steps. Each output's float steps run in block order whatever the
+ * pairs: the results are the VNNI kernel's. (Issuing the next blocks' multiplies before
+ * these float steps, so that both units work at once, measured 2-8 % slower.) */
+T_AMX INLINE void amx_pairs(ggml_type t, const unsigned char *P, size_t gb, int np, int nblk,
+                            const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
+                            amx_stage *st) {
     _Alignas(64) int32_t cb[AMX_SUB][256];
     const int sub = t == GGML_TYPE_Q6_K ? AMX_SUB / 2 : AMX_SUB;
     for (int b0 = 0; b0 < nblk; b0 += AMX_CHUNK) {
         int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
-        for (int i = 0; i < n; i++)
-            amx_stage_b(t, pa, pb, b0 + i, st, i);
+        for (int p = 0; p < np; p++)
+            for (int i = 0; i < n; i++)
+                amx_stage_b(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, b0 + i, &st[p], i);
         __asm__ volatile("" ::: "memory"); /* the tile loads read the stage: its stores first */
         for (int t0 = 0; t0 < nb16; t0 += 16) {
             const unsigned char *at = act + (size_t)t0 * act_stride;
-            float *o = out + (size_t)t0 * ldo;
-            for (int i0 = 0; i0 < n; i0 += sub) {
-                int ns = n - i0 < sub ? n - i0 : sub;
-                amx_mul_sub(t, st, b0, i0, ns, at + offsetof(kern_q8_block, qs), (long)act_stride, cb);
-                amx_float_sub(t, st, b0 + i0, i0, ns, (const int32_t (*)[256])cb, at, act_stride, o, ldo, valid);
+            for (int p = 0; p < np; p++) {
+                float *o = out + (size_t)t0 * ldo + 16 * p;
+                for (int i0 = 0; i0 < n; i0 += sub) {
+                    int ns = n - i0 < sub ? n - i0 : sub;
+                    amx_mul_sub(t, &st[p], b0, i0, ns, at + offsetof(kern_q8_block, qs), (long)act_stride, cb);
+                    amx_float_sub(t, &st[p], b0 + i0, i0, ns, (const int32_t (*)[256])cb, at, act_stride, o, ldo,
+                                  valid - 16 * p);
+                }
             }
         }
     }
 }
 
-/* Full tiles of 16 tokens with AMX; the last nb % 16 tokens and an odd last group through
- * the VNNI path (the same results). */
+/* Full tiles of 16 tokens with AMX, AMX_PAIRS pairs of groups a pass; the last nb % 16
+ * tokens and an odd last group through the VNNI path (the same results). */
 T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                          size_t act_stride, int nb, float *out, int ldo) {
-    amx_stage st;
+    amx_stage st[AMX_PAIRS];
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
     int nb16 = nb & ~15, g = g0;
     amx_config(t);
-    for (; g + 2 <= g1; g += 2) {
-        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb, *pb = pa + gb;
+    while (g + 2 <= g1) {
+        int np = (g1 - g) / 2 < AMX_PAIRS ? (g1 - g) / 2 : AMX_PAIRS;
+        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb;
         float *o = out + (size_t)g * 8;
         int valid = n_out - g * 8;
         if (t == GGML_TYPE_Q4_0) /* one instance per type */
-            amx_pair(GGML_TYPE_Q4_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+            amx_pairs(GGML_TYPE_Q4_0, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
         else if (t == GGML_TYPE_Q4_K)
-            amx_pair(GGML_TYPE_Q4_K, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+            amx_pairs(GGML_TYPE_Q4_K, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
         else if (t == GGML_TYPE_Q6_K)
-            amx_pair(GGML_TYPE_Q6_K, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+            amx_pairs(GGML_TYPE_Q6_K, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
         else
-            amx_pair(GGML_TYPE_Q8_0, pa, pb, nblk, act, act_stride, nb16, o, ldo, valid, &st);
+            amx_pairs(GGML_TYPE_Q8_0, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
+        g += 2 * np;
     }
     _tile_release();
     if (g < g1 && nb16 > 0)

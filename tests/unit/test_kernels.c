@@ -235,6 +235,7 @@ Test(kernels, packed_equals_dots) {
         int n = pass_types[i] == GGML_TYPE_Q4_0 || pass_types[i] == GGML_TYPE_Q8_0 ? 256 : 512;
         check_packed(pass_types[i], 77, n);
         check_packed(pass_types[i], 69, n);
+        check_packed(pass_types[i], 101, n); /* AMX: pairs 4 and 2 at a time, the last of 5 rows */
     }
 }
 

@@ -194,11 +194,16 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
     }
 }
 
-/* Pairs of groups a kernel call takes together: each 16 tokens' activations are read once
- * for all of them (from L1, while the pairs' staged weights wait in L2) instead of once a
- * pair, from L2 or, for the down matrix (n_in 8192: 5.8 MB of pp512 activations), from L3.
- * The stages: AMX_PAIRS x 48 KB on the stack. */
+/* Pairs of groups a kernel call takes together where the activations outgrow L2
+ * (AMX_ACT_BYTES; pp512 over a 2048-wide matrix: 1.3 MB, over the down matrix 5.2 MB):
+ * each 16 tokens' activations are then read once for all of them, from L1, instead of once
+ * a pair, from L2 or L3; below it one pair at a time, whose stage stays in L1. Four pairs
+ * always against one, 16-core Emerald Rapids, 16 threads, medians of 3 alternating rounds:
+ * pp512 Q4_0 +6 %, Q4_K +7 %, Q8_0 +7 %, Q6_K +1.5 % (2 threads: +8, 0, +8, +4 %; a second
+ * machine, 2 rounds: Q4_0 +1 %, Q6_K level); pp128 from -5 to +6 %. The stages: AMX_PAIRS x
+ * 48 KB on the stack. */
 #define AMX_PAIRS 4
+#define AMX_ACT_BYTES (512 * 1024)
 
 /* np pairs of groups from P (pair p: groups at P + 2p gb and P + (2p + 1) gb, rows
  * 16p.. of out, `valid` rows real from the first pair's first) times the first nb16 tokens
@@ -233,16 +238,17 @@ T_AMX INLINE void amx_pairs(ggml_type t, const unsigned char *P, size_t gb, int 
     }
 }
 
-/* Full tiles of 16 tokens with AMX, AMX_PAIRS pairs of groups a pass; the last nb % 16
+/* Full tiles of 16 tokens with AMX, up to AMX_PAIRS pairs of groups a pass; the last nb % 16
  * tokens and an odd last group through the VNNI path (the same results). */
 T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                          size_t act_stride, int nb, float *out, int ldo) {
     amx_stage st[AMX_PAIRS];
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
     int nb16 = nb & ~15, g = g0;
+    int most = (size_t)nb16 * (size_t)nblk * sizeof(kern_q8_block) > AMX_ACT_BYTES ? AMX_PAIRS : 1;
     amx_config(t);
     while (g + 2 <= g1) {
-        int np = (g1 - g) / 2 < AMX_PAIRS ? (g1 - g) / 2 : AMX_PAIRS;
+        int np = (g1 - g) / 2 < most ? (g1 - g) / 2 : most;
         const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb;
         float *o = out + (size_t)g * 8;
         int valid = n_out - g * 8;

@@ -17,12 +17,18 @@
 #                 without flash attention, faster in its decode at depth on some CPUs)
 #   BENCH_ROUNDS  rounds, each one llama-bench run and one pacer run per type and thread count
 #                 (default 3)
-#   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S THREADS")
+#   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S THREADS";
+#                 the memory's read speed before each pair of runs as "memory TYPE read ROUND
+#                 GB/S THREADS")
 #   PACER_KERNELS pacer's kernel level (scalar|avx2|avxvnni|avx512|avx512vnni|amx; default the
 #                 CPU's best; the first line names it): with a llama-bench built for the same
 #                 instructions, the engines compare as on a CPU that has only those
 #   PACER_PREFETCH  where pacer's decode kernels prefetch the weights (l1|l2; default l2 on
 #                 AMD CPUs, l1 elsewhere)
+# Before each pair of runs the memory's read speed is measured (bench_engine --bandwidth, about
+# 4 s): each table is followed by its range, and where it moved by more than a quarter, a
+# warning: decode reads the weights from memory, and on hosts whose memory speed jumps its
+# figures move with it more than engines differ.
 # An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
 # ends its type's rounds; the table shows what was measured, the failures follow, exit 1.
 set -u
@@ -80,6 +86,8 @@ for type in $TYPES; do
     # object a test. An engine that fails keeps the figures already measured and skips the
     # type's rest.
     for th in $THREAD_LIST; do
+      bw=$("$ENGINE" --bandwidth -t "$th" 2>/dev/null | cut -f3)
+      [ -n "$bw" ] && echo "memory $type read $r $bw $th" >>"$raw"
       # shellcheck disable=SC2086 # LLAMA_BENCH_ARGS: words on purpose
       "$LLAMA_BENCH" -m "$model" -t "$th" -p "$PP" -n "$TG" ${AT:+-d "$DEPTH"} ${LLAMA_BENCH_ARGS:-} -r 1 -o jsonl >"$out" 2>"$out.err"
       rc=$?
@@ -127,6 +135,7 @@ function rounds_range(ka, kb, na, nb, key,   r, q) {
     if (rmax == "" || q > rmax) rmax = q
   }
 }
+$1 == "memory" { mem[$6] = mem[$6] " " $5; n_mem[$6]++; next }
 {
   key = $2 " " $3
   if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
@@ -151,6 +160,12 @@ END {
         mp / ml, rmin, rmax
     }
     printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", th
+    if (n_mem[th] > 0) {
+      mlo = lo(mem[th]); mhi = hi(mem[th])
+      printf "(memory read at %d threads before each pair of runs: %.1f-%.1f GB/s, median %.1f, %d reads", th, mlo, mhi, median(mem[th]), n_mem[th]
+      if (mlo > 0 && mhi / mlo > 1.25) printf "; it moved %.2fx: decode (tg) figures move with it", mhi / mlo
+      printf ")\n"
+    }
   }
   if (n_th < 2) exit
   a = tl[1]; b = tl[n_th]

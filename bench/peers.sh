@@ -28,7 +28,7 @@
 # Before each pair of runs the memory's read speed is measured (bench_engine --bandwidth, about
 # 4 s): each table is followed by its range, and where it moved by more than a quarter, a
 # warning: decode reads the weights from memory, and on hosts whose memory speed jumps its
-# figures move with it more than engines differ.
+# figures move with it, often by more than the engines differ.
 # An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
 # ends its type's rounds; the table shows what was measured, the failures follow, exit 1.
 set -u

@@ -76,25 +76,28 @@ static double measure_bandwidth(int threads) {
         mem[i] = i;
     double best = 0;
     uint64_t check = 0;
-    for (int rep = 0; rep < 4 && best >= 0; rep++) {
+    bool all_started = true;
+    for (int rep = 0; rep < 4 && all_started; rep++) {
         double t0 = clock_now_s();
         int started = 0;
-        for (int t = 0; t < threads; t++, started++) {
-            args[t] = (bw_arg){mem + slice * (size_t)t, slice, 0};
-            if (pthread_create(&th[t], NULL, bw_sum, &args[t]) != 0)
+        for (; started < threads; started++) {
+            args[started] = (bw_arg){mem + slice * (size_t)started, slice, 0};
+            if (pthread_create(&th[started], NULL, bw_sum, &args[started]) != 0)
                 break;
         }
         for (int t = 0; t < started; t++) {
             pthread_join(th[t], NULL);
             check += args[t].sum;
         }
+        all_started = started == threads;
         double gbs = (double)(slice * (size_t)threads * 8) / (clock_now_s() - t0) / 1e9;
-        best = started < threads ? -1 : gbs > best ? gbs : best;
+        if (gbs > best)
+            best = gbs;
     }
     free(mem);
     free(th);
     free(args);
-    if (best < 0)
+    if (!all_started)
         return 0;
     if (check == 42)
         printf(" ");

@@ -128,14 +128,15 @@ function hi(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2;
 # the range of the per-round ratios of a[ka, key, kb, r] to a[na, key, nb, r], in rmin, rmax
 function rounds_range(ka, kb, na, nb, key,   r, q) {
   rmin = ""; rmax = ""
-  for (r = 1; r <= 100; r++) {
+  for (r = 1; r <= rounds; r++) {
     if (!((ka, key, kb, r) in val) || !((na, key, nb, r) in val)) continue
     q = val[ka, key, kb, r] / val[na, key, nb, r]
     if (rmin == "" || q < rmin) rmin = q
     if (rmax == "" || q > rmax) rmax = q
   }
 }
-$1 == "memory" { mem[$6] = mem[$6] " " $5; n_mem[$6]++; next }
+$4 > rounds { rounds = $4 }
+$1 == "memory" { mem[$6] = mem[$6] " " $5; next }
 {
   key = $2 " " $3
   if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
@@ -160,9 +161,9 @@ END {
         mp / ml, rmin, rmax
     }
     printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", th
-    if (n_mem[th] > 0) {
+    if ((n_reads = split(mem[th], reads, " ")) > 0) {
       mlo = lo(mem[th]); mhi = hi(mem[th])
-      printf "(memory read at %d threads before each pair of runs: %.1f-%.1f GB/s, median %.1f, %d reads", th, mlo, mhi, median(mem[th]), n_mem[th]
+      printf "(memory read at %d threads before each pair of runs: %.1f-%.1f GB/s, median %.1f, %d reads", th, mlo, mhi, median(mem[th]), n_reads
       if (mlo > 0 && mhi / mlo > 1.25) printf "; it moved %.2fx: decode (tg) figures move with it", mhi / mlo
       printf ")\n"
     }

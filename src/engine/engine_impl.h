@@ -34,6 +34,19 @@ typedef struct engine_cut {
     int m, r0, r1, b0, b1;
 } engine_cut;
 #define ENGINE_CUTS 2048
+/* Where an AMX matmul job's chunks would be fewer rows than ENGINE_CUT_BLOCK_ROWS (many
+ * threads), they take fewer tokens than the batch where its activations would take more than
+ * ENGINE_CUT_ACT_BYTES (about a third of a Sapphire Rapids core's 2 MB L2), and then up to
+ * ENGINE_CUT_BLOCK_ROWS rows (forward.c, engine_plan_cuts) */
+#ifndef ENGINE_CUT_ACT_BYTES
+#define ENGINE_CUT_ACT_BYTES (768 * 1024)
+#endif
+#ifndef ENGINE_CUT_BLOCK_ROWS
+#define ENGINE_CUT_BLOCK_ROWS 256
+#endif
+int engine_cut_tokens(size_t per, int nb);
+int engine_plan_cuts(engine_cut *cuts, int cap, const int *n_out, int n_m, int nb, int tb, int nth, int align,
+                     int big);
 /* rows an attention unit takes in a prefill batch (forward.c): each pair of key blocks is
  * converted once for 16 rows' queries; Q4_K pp512 at depth 4096, 2 threads, 4 rows 233-236
  * tok/s, 8 243-244, 16 248-251, 32 247-249 */

@@ -390,6 +390,16 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
     }
 }
 
+/* Tokens an AMX chunk takes: the whole batch of nb, or where its activations (`per` bytes a
+ * token) outgrow ENGINE_CUT_ACT_BYTES the largest half, quarter, ... that fits (a multiple
+ * of 16, at least 16). */
+int engine_cut_tokens(size_t per, int nb) {
+    int tb = nb;
+    while (tb > 16 && (size_t)tb * per > ENGINE_CUT_ACT_BYTES)
+        tb = (tb / 2 + 15) / 16 * 16;
+    return tb;
+}
+
 /* A batch through AMX: chunks that shrink as the job's rows run out, each about the rows
  * left / (2 x threads), from `big` down to 16 (one AMX tile of rows): the last chunks are
  * short, so threads finish close together, while most rows still go in big chunks (small
@@ -402,28 +412,62 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
  * (4 % in pieces). 16 threads, medians of 3, whole chunks / pieces: q8_0 pp128 1950 / 2050,
  * pp512 1976 / 2061, q4_0 2030 / 2112 and 2048 / 2146 tok/s; on a slower host of the kind
  * q8_0 1225 / 1330 and 1291 / 1318, q4_0 1157 / 1241 and 1205 / 1335, q4_k 1129 / 1192 and
- * 1184 / 1234. The results do not depend on the split (kernels.h). False where the table
- * would overflow. */
-static bool set_cuts(engine *e, job *j, int align, int big) {
-    int nth = threadpool_size(e->tp), n_m = j->paired ? 1 : j->n_mm, left = 0, n = 0;
+ * 1184 / 1234.
+ * Where chunks would be small (many threads) and the batch's activations outgrow L2 (the
+ * down matrix: 256 tokens of 8192 inputs, 2.6 MB), the chunks take tb tokens
+ * (engine_cut_tokens), block by block, up to ENGINE_CUT_BLOCK_ROWS rows instead of `big`: a
+ * thread's chunks of one block find its activations in L2, and a chunk's pairs of row groups
+ * read them once (kern_gemm_amx). 16 threads, Sapphire Rapids, 2 rounds, whole batch /
+ * 64-token blocks: q4_k pp512 1171-1189 / 1305-1343 tok/s, pp128 985-1021 / 1125-1208; q4_0
+ * pp512 1322-1393 / 1386-1389, pp128 1188-1210 / 1166-1263.
+ * Matrix i has n_out[i] rows (n_m of them, one after the other); cuts gets the chunks in the
+ * order threads take them. The count, or -1 where there would be more than cap. The results
+ * do not depend on the split (kernels.h). */
+int engine_plan_cuts(engine_cut *cuts, int cap, const int *n_out, int n_m, int nb, int tb, int nth, int align,
+                     int big) {
+    int left = 0, n = 0;
+    if (tb < nb && big < ENGINE_CUT_BLOCK_ROWS)
+        big = ENGINE_CUT_BLOCK_ROWS;
     for (int i = 0; i < n_m; i++)
-        left += j->m[i]->n_out;
-    for (int i = 0; i < n_m; i++)
-        for (int r = 0; r < j->m[i]->n_out;) {
-            int size = left / (2 * nth);
-            size = size > big ? big : size < 16 ? 16 : size;
-            size = (size + align - 1) / align * align;
-            int r1 = imin(r + size, j->m[i]->n_out);
-            int pieces = left <= size * nth ? j->nb / 16 : 1;
-            for (int p = 0; p < pieces; p++, n++) {
-                if (n == ENGINE_CUTS)
-                    return false;
-                int b1 = p == pieces - 1 ? j->nb : 16 * (p + 1);
-                e->cuts[n] = (engine_cut){.m = i, .r0 = r, .r1 = r1, .b0 = 16 * p, .b1 = b1};
+        left += n_out[i] * ((nb + tb - 1) / tb);
+    for (int t0 = 0; t0 < nb; t0 += tb) {
+        int t1 = imin(t0 + tb, nb);
+        for (int i = 0; i < n_m; i++)
+            for (int r = 0; r < n_out[i];) {
+                int size = left / (2 * nth);
+                size = size > big ? big : size < 16 ? 16 : size;
+                size = (size + align - 1) / align * align;
+                int r1 = imin(r + size, n_out[i]);
+                int pieces = left <= size * nth && t1 - t0 >= 32 ? (t1 - t0) / 16 : 1;
+                for (int p = 0; p < pieces; p++, n++) {
+                    if (n == cap)
+                        return -1;
+                    int b1 = p == pieces - 1 ? t1 : t0 + 16 * (p + 1);
+                    cuts[n] = (engine_cut){.m = i, .r0 = r, .r1 = r1, .b0 = t0 + 16 * p, .b1 = b1};
+                }
+                left -= r1 - r;
+                r = r1;
             }
-            left -= r1 - r;
-            r = r1;
-        }
+    }
+    return n;
+}
+
+/* j's chunks through engine_plan_cuts; false where the table would overflow. */
+static bool set_cuts(engine *e, job *j, int align, int big) {
+    int nth = threadpool_size(e->tp), n_m = j->paired ? 1 : j->n_mm, n_out[3];
+    size_t per = 0;
+    for (int i = 0; i < j->n_mm; i++) {
+        size_t b = kern_act_size(j->m[i]->type, j->m[i]->n_in);
+        per = b > per ? b : per;
+    }
+    for (int i = 0; i < n_m; i++)
+        n_out[i] = j->m[i]->n_out;
+    /* chunks of ENGINE_CUT_BLOCK_ROWS rows or more (few threads) read each slice of the
+     * activations once for several pairs of row groups already */
+    int tb = big < ENGINE_CUT_BLOCK_ROWS ? engine_cut_tokens(per, j->nb) : j->nb;
+    int n = engine_plan_cuts(e->cuts, ENGINE_CUTS, n_out, n_m, j->nb, tb, nth, align, big);
+    if (n < 0)
+        return false;
     j->n_cut = n;
     threadpool_chunks_init(&j->ch, n, nth);
     return true;

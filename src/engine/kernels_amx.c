@@ -195,7 +195,8 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
 }
 
 /* Pairs of groups a kernel call takes together where the activations outgrow L2
- * (AMX_ACT_BYTES; pp512 over a 2048-wide matrix: 1.3 MB, over the down matrix 5.2 MB):
+ * (AMX_ACT_BYTES; a batch of 256 tokens over a 2048-wide matrix: 655 KB, over the down
+ * matrix 2.6 MB):
  * each 16 tokens' activations are then read once for all of them, from L1, instead of once
  * a pair, from L2 or L3; below it one pair at a time, whose stage stays in L1. Four pairs
  * always against one, 16-core Emerald Rapids, 16 threads, medians of 3 alternating rounds:
@@ -207,39 +208,40 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
 
 /* np pairs of groups from P (pair p: groups at P + 2p gb and P + (2p + 1) gb, rows
  * 16p.. of out, `valid` rows real from the first pair's first) times the first nb16 tokens
- * (a multiple of 16): per chunk of AMX_CHUNK blocks every pair's weights are staged once,
- * then every 16 tokens pass over each pair, `sub` blocks at a time: their tile multiplies,
- * then their float steps. Each output's float steps run in block order whatever the
- * pairs: the results are the VNNI kernel's. (Issuing the next blocks' multiplies before
- * these float steps, so that both units work at once, measured 2-8 % slower.) */
-T_AMX INLINE void amx_pairs(ggml_type t, const unsigned char *P, size_t gb, int np, int nblk,
+ * (a multiple of 16), blocks b0 .. b0+n-1 (n at most AMX_CHUNK): every pair's weights are
+ * staged once, then every 16 tokens pass over each pair, `sub` blocks at a time: their tile
+ * multiplies, then their float steps. (Issuing the next blocks' multiplies before these float
+ * steps, so that both units work at once, measured 2-8 % slower.) */
+T_AMX INLINE void amx_pairs(ggml_type t, const unsigned char *P, size_t gb, int np, int b0, int n,
                             const unsigned char *act, size_t act_stride, int nb16, float *out, int ldo, int valid,
                             amx_stage *st) {
     _Alignas(64) int32_t cb[AMX_SUB][256];
     const int sub = t == GGML_TYPE_Q6_K ? AMX_SUB / 2 : AMX_SUB;
-    for (int b0 = 0; b0 < nblk; b0 += AMX_CHUNK) {
-        int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
-        for (int p = 0; p < np; p++)
-            for (int i = 0; i < n; i++)
-                amx_stage_b(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, b0 + i, &st[p], i);
-        __asm__ volatile("" ::: "memory"); /* the tile loads read the stage: its stores first */
-        for (int t0 = 0; t0 < nb16; t0 += 16) {
-            const unsigned char *at = act + (size_t)t0 * act_stride;
-            for (int p = 0; p < np; p++) {
-                float *o = out + (size_t)t0 * ldo + 16 * p;
-                for (int i0 = 0; i0 < n; i0 += sub) {
-                    int ns = n - i0 < sub ? n - i0 : sub;
-                    amx_mul_sub(t, &st[p], b0, i0, ns, at + offsetof(kern_q8_block, qs), (long)act_stride, cb);
-                    amx_float_sub(t, &st[p], b0 + i0, i0, ns, (const int32_t (*)[256])cb, at, act_stride, o, ldo,
-                                  valid - 16 * p);
-                }
+    for (int p = 0; p < np; p++)
+        for (int i = 0; i < n; i++)
+            amx_stage_b(t, P + (size_t)(2 * p) * gb, P + (size_t)(2 * p + 1) * gb, b0 + i, &st[p], i);
+    __asm__ volatile("" ::: "memory"); /* the tile loads read the stage: its stores first */
+    for (int t0 = 0; t0 < nb16; t0 += 16) {
+        const unsigned char *at = act + (size_t)t0 * act_stride;
+        for (int p = 0; p < np; p++) {
+            float *o = out + (size_t)t0 * ldo + 16 * p;
+            for (int i0 = 0; i0 < n; i0 += sub) {
+                int ns = n - i0 < sub ? n - i0 : sub;
+                amx_mul_sub(t, &st[p], b0, i0, ns, at + offsetof(kern_q8_block, qs), (long)act_stride, cb);
+                amx_float_sub(t, &st[p], b0 + i0, i0, ns, (const int32_t (*)[256])cb, at, act_stride, o, ldo,
+                              valid - 16 * p);
             }
         }
     }
 }
 
 /* Full tiles of 16 tokens with AMX, up to AMX_PAIRS pairs of groups a pass; the last nb % 16
- * tokens and an odd last group through the VNNI path (the same results). */
+ * tokens and an odd last group through the VNNI path (the same results). The blocks go in
+ * chunks of AMX_CHUNK, each over all the call's pairs before the next: the chunk's slice of
+ * the activations (256 tokens over the down matrix: 655 KB of its 2.6 MB) is read once from
+ * the shared cache levels, then from L2 for every further AMX_PAIRS pairs (forward.c's
+ * engine_plan_cuts gives several pairs a chunk where the activations outgrow L2). Each output's
+ * float steps still run in block order: the results are the VNNI kernel's. */
 T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                          size_t act_stride, int nb, float *out, int ldo) {
     amx_stage st[AMX_PAIRS];
@@ -247,20 +249,23 @@ T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0
     int nb16 = nb & ~15, g = g0;
     int most = (size_t)nb16 * (size_t)nblk * sizeof(kern_q8_block) > AMX_ACT_BYTES ? AMX_PAIRS : 1;
     amx_config(t);
-    while (g + 2 <= g1) {
-        int np = (g1 - g) / 2 < most ? (g1 - g) / 2 : most;
-        const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb;
-        float *o = out + (size_t)g * 8;
-        int valid = n_out - g * 8;
-        if (t == GGML_TYPE_Q4_0) /* one instance per type */
-            amx_pairs(GGML_TYPE_Q4_0, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
-        else if (t == GGML_TYPE_Q4_K)
-            amx_pairs(GGML_TYPE_Q4_K, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
-        else if (t == GGML_TYPE_Q6_K)
-            amx_pairs(GGML_TYPE_Q6_K, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
-        else
-            amx_pairs(GGML_TYPE_Q8_0, pa, gb, np, nblk, act, act_stride, nb16, o, ldo, valid, st);
-        g += 2 * np;
+    for (int b0 = 0; b0 < nblk && g0 + 2 <= g1; b0 += AMX_CHUNK) {
+        int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
+        for (g = g0; g + 2 <= g1;) {
+            int np = (g1 - g) / 2 < most ? (g1 - g) / 2 : most;
+            const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb;
+            float *o = out + (size_t)g * 8;
+            int valid = n_out - g * 8;
+            if (t == GGML_TYPE_Q4_0) /* one instance per type */
+                amx_pairs(GGML_TYPE_Q4_0, pa, gb, np, b0, n, act, act_stride, nb16, o, ldo, valid, st);
+            else if (t == GGML_TYPE_Q4_K)
+                amx_pairs(GGML_TYPE_Q4_K, pa, gb, np, b0, n, act, act_stride, nb16, o, ldo, valid, st);
+            else if (t == GGML_TYPE_Q6_K)
+                amx_pairs(GGML_TYPE_Q6_K, pa, gb, np, b0, n, act, act_stride, nb16, o, ldo, valid, st);
+            else
+                amx_pairs(GGML_TYPE_Q8_0, pa, gb, np, b0, n, act, act_stride, nb16, o, ldo, valid, st);
+            g += 2 * np;
+        }
     }
     _tile_release();
     if (g < g1 && nb16 > 0)

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "engine/engine.h"
+#include "engine/engine_impl.h"
 #include "engine/gguf.h"
 #include "engine/kernels.h"
 #include "engine/kernels_f16.h"
@@ -152,6 +153,52 @@ Test(engine, greedy_same_for_1_and_2_threads, .timeout = 60) {
     greedy(2, b, 24);
     for (int i = 0; i < 24; i++)
         cr_assert_eq(a[i], b[i], "token %d differs: %d vs %d", i, a[i], b[i]);
+}
+
+/* An AMX matmul job's chunks (engine_plan_cuts) cover every row of every matrix for every
+ * token of the batch exactly once, rows on `align` and tokens on 16, whatever the batch,
+ * the threads and the activations' size; engine_cut_tokens' blocks fit the budget. */
+Test(engine, amx_cuts_cover_every_row_and_token_once) {
+    static const int shapes[][3] = {{2048, 0, 0}, {8192, 0, 0}, {2048, 512, 512}, {200, 72, 0}, {16, 0, 0}};
+    static const int nbs[] = {16, 17, 31, 32, 33, 47, 100, 128, 161, 200, 255, 256};
+    static const int nths[] = {2, 3, 16};
+    static const size_t pers[] = {2560, 10240, 40960};
+    engine_cut *cuts = malloc(ENGINE_CUTS * sizeof *cuts);
+    unsigned char *seen = malloc((size_t)(8192 + 1024) * 256);
+    cr_assert(cuts && seen);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int n_m = 0, total = 0, base[3];
+        for (; n_m < 3 && shapes[s][n_m]; n_m++) {
+            base[n_m] = total;
+            total += shapes[s][n_m];
+        }
+        for (size_t a = 0; a < sizeof nbs / sizeof nbs[0]; a++)
+            for (size_t b = 0; b < sizeof nths / sizeof nths[0]; b++)
+                for (size_t c = 0; c < sizeof pers / sizeof pers[0]; c++) {
+                    int nb = nbs[a], nth = nths[b], tb = engine_cut_tokens(pers[c], nb);
+                    cr_assert(tb == nb || (tb % 16 == 0 && tb >= 16), "tb %d of %d", tb, nb);
+                    cr_assert(tb == 16 || (size_t)tb * pers[c] <= ENGINE_CUT_ACT_BYTES || tb == nb);
+                    int n = engine_plan_cuts(cuts, ENGINE_CUTS, shapes[s], n_m, nb, tb, nth,
+                                             16, 64);
+                    cr_assert_gt(n, 0, "shape %zu nb %d nth %d tb %d: %d chunks", s, nb, nth, tb, n);
+                    memset(seen, 0, (size_t)total * (size_t)nb);
+                    for (int k = 0; k < n; k++) {
+                        engine_cut ck = cuts[k];
+                        cr_assert(ck.m >= 0 && ck.m < n_m);
+                        cr_assert(ck.r0 % 16 == 0 && ck.r0 < ck.r1 && ck.r1 <= shapes[s][ck.m]);
+                        cr_assert(ck.b0 % 16 == 0 && ck.b0 < ck.b1 && ck.b1 <= nb);
+                        cr_assert_eq(ck.b0 / tb, (ck.b1 - 1) / tb, "a chunk within one block of tokens");
+                        for (int r = ck.r0; r < ck.r1; r++)
+                            for (int t = ck.b0; t < ck.b1; t++)
+                                seen[(size_t)(base[ck.m] + r) * nb + t]++;
+                    }
+                    for (size_t i = 0; i < (size_t)total * (size_t)nb; i++)
+                        cr_assert_eq(seen[i], 1, "shape %zu nb %d nth %d tb %d: row %zu token %zu taken %d times",
+                                     s, nb, nth, tb, i / nb, i % nb, seen[i]);
+                }
+    }
+    free(cuts);
+    free(seen);
 }
 
 Test(engine, rewind_and_bad_args) {

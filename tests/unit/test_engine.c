@@ -178,8 +178,7 @@ Test(engine, amx_cuts_cover_every_row_and_token_once) {
                     int nb = nbs[a], nth = nths[b], tb = engine_cut_tokens(pers[c], nb);
                     cr_assert(tb == nb || (tb % 16 == 0 && tb >= 16), "tb %d of %d", tb, nb);
                     cr_assert(tb == 16 || (size_t)tb * pers[c] <= ENGINE_CUT_ACT_BYTES || tb == nb);
-                    int n = engine_plan_cuts(cuts, ENGINE_CUTS, shapes[s], n_m, nb, tb, nth,
-                                             16, 64);
+                    int n = engine_plan_cuts(cuts, ENGINE_CUTS, shapes[s], n_m, nb, tb, nth, 16, 64);
                     cr_assert_gt(n, 0, "shape %zu nb %d nth %d tb %d: %d chunks", s, nb, nth, tb, n);
                     memset(seen, 0, (size_t)total * (size_t)nb);
                     for (int k = 0; k < n; k++) {

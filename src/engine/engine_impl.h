@@ -44,6 +44,7 @@ typedef struct engine_cut {
 #ifndef ENGINE_CUT_BLOCK_ROWS
 #define ENGINE_CUT_BLOCK_ROWS 256
 #endif
+#define ENGINE_CUT_MIN_TOKENS 64
 int engine_cut_tokens(size_t per, int nb);
 int engine_plan_cuts(engine_cut *cuts, int cap, const int *n_out, int n_m, int nb, int tb, int nth, int align,
                      int big);

@@ -392,11 +392,14 @@ static void setup_matmuls(engine *e, job *j, int nb, int n_mm, const mat *const 
 
 /* Tokens an AMX chunk takes: the whole batch of nb, or where its activations (`per` bytes a
  * token) outgrow ENGINE_CUT_ACT_BYTES the largest half, quarter, ... that fits (a multiple
- * of 16, at least 16). */
+ * of 16), but not under ENGINE_CUT_MIN_TOKENS: each block of tokens stages the weights
+ * again (kern_gemm_amx), a cost measured only with blocks of 64. */
 int engine_cut_tokens(size_t per, int nb) {
     int tb = nb;
-    while (tb > 16 && (size_t)tb * per > ENGINE_CUT_ACT_BYTES)
+    while (tb > ENGINE_CUT_MIN_TOKENS && (size_t)tb * per > ENGINE_CUT_ACT_BYTES) {
         tb = (tb / 2 + 15) / 16 * 16;
+        tb = tb < ENGINE_CUT_MIN_TOKENS ? ENGINE_CUT_MIN_TOKENS : tb;
+    }
     return tb;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/parse.h"
 #include "engine/backend.h"
 #include "engine/engine.h"
 #include "engine/generate.h"
@@ -543,20 +544,23 @@ int main(int argc, char **argv) {
             model = v;
         else if (strcmp(a, "--synth") == 0)
             synth = v;
-        else if (strcmp(a, "-t") == 0)
-            threads = atoi(v);
-        else if (strcmp(a, "-p") == 0)
+        else if (strcmp(a, "-t") == 0) {
+            if (!parse_int(v, 0, 4096, &threads)) {
+                fprintf(stderr, "bench_engine: -t wants a number of threads (0: every CPU), not '%s'\n", v);
+                return 2;
+            }
+        } else if (strcmp(a, "-p") == 0)
             pp_list = v;
-        else if (strcmp(a, "-n") == 0)
-            tg = atoi(v);
-        else if (strcmp(a, "-d") == 0) {
-            char *end;
-            long d = strtol(v, &end, 10);
-            if (end == v || *end || d < 0 || d > 1 << 20) {
+        else if (strcmp(a, "-n") == 0) {
+            if (!parse_int(v, 0, 1 << 20, &tg)) {
+                fprintf(stderr, "bench_engine: -n wants a number of tokens, not '%s'\n", v);
+                return 2;
+            }
+        } else if (strcmp(a, "-d") == 0) {
+            if (!parse_int(v, 0, 1 << 20, &bench_depth)) {
                 fprintf(stderr, "bench_engine: -d wants a number of tokens, not '%s'\n", v);
                 return 2;
             }
-            bench_depth = (int)d;
         } else {
             usage();
             return 2;

@@ -163,7 +163,7 @@ END {
     printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", th
     if ((n_reads = split(mem[th], reads, " ")) > 0) {
       mlo = lo(mem[th]); mhi = hi(mem[th])
-      printf "(memory read at %d threads before each pair of runs: %.1f-%.1f GB/s, median %.1f, %d reads", th, mlo, mhi, median(mem[th]), n_reads
+      printf "(memory read at %d threads before each pair of runs: %.1f-%.1f GB/s, median %.1f, %d read%s", th, mlo, mhi, median(mem[th]), n_reads, n_reads == 1 ? "" : "s"
       if (mlo > 0 && mhi / mlo > 1.25) printf "; it moved %.2fx: decode (tg) figures move with it", mhi / mlo
       printf ")\n"
     }

@@ -38,12 +38,8 @@ typedef struct engine_cut {
  * threads), they take fewer tokens than the batch where its activations would take more than
  * ENGINE_CUT_ACT_BYTES (about a third of a Sapphire Rapids core's 2 MB L2), and then up to
  * ENGINE_CUT_BLOCK_ROWS rows (forward.c, engine_plan_cuts) */
-#ifndef ENGINE_CUT_ACT_BYTES
 #define ENGINE_CUT_ACT_BYTES (768 * 1024)
-#endif
-#ifndef ENGINE_CUT_BLOCK_ROWS
 #define ENGINE_CUT_BLOCK_ROWS 256
-#endif
 #define ENGINE_CUT_MIN_TOKENS 64
 int engine_cut_tokens(size_t per, int nb);
 int engine_plan_cuts(engine_cut *cuts, int cap, const int *n_out, int n_m, int nb, int tb, int nth, int align,

@@ -196,9 +196,9 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
 
 /* Pairs of groups a kernel call takes together where the activations outgrow L2
  * (AMX_ACT_BYTES; a batch of 256 tokens over a 2048-wide matrix: 655 KB, over the down
- * matrix 2.6 MB):
- * each 16 tokens' activations are then read once for all of them, from L1, instead of once
- * a pair, from L2 or L3; below it one pair at a time, whose stage stays in L1. Four pairs
+ * matrix 2.6 MB): each 16 tokens' activations are then read once for all of them, from L1,
+ * instead of once a pair, from L2 or L3; below it one pair at a time, whose stage stays in
+ * L1. Four pairs
  * always against one, 16-core Emerald Rapids, 16 threads, medians of 3 alternating rounds:
  * pp512 Q4_0 +6 %, Q4_K +7 %, Q8_0 +7 %, Q6_K +1.5 % (2 threads: +8, 0, +8, +4 %; a second
  * machine, 2 rounds: Q4_0 +1 %, Q6_K level); pp128 from -5 to +6 %. The stages: AMX_PAIRS x
@@ -240,19 +240,19 @@ T_AMX INLINE void amx_pairs(ggml_type t, const unsigned char *P, size_t gb, int 
  * chunks of AMX_CHUNK, each over all the call's pairs before the next: the chunk's slice of
  * the activations (256 tokens over the down matrix: 655 KB of its 2.6 MB) is read once from
  * the shared cache levels, then from L2 for every further AMX_PAIRS pairs (forward.c's
- * engine_plan_cuts gives several pairs a chunk where the activations outgrow L2). Each output's
- * float steps still run in block order: the results are the VNNI kernel's. */
+ * engine_plan_cuts gives several pairs a chunk where the activations outgrow L2). Each
+ * output's float steps still run in block order: the results are the VNNI kernel's. */
 T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0, int g1, const unsigned char *act,
                          size_t act_stride, int nb, float *out, int ldo) {
     amx_stage st[AMX_PAIRS];
     size_t gb = kern_pack_group_bytes(t, nblk * 32);
-    int nb16 = nb & ~15, g = g0;
+    int nb16 = nb & ~15, g_end = g0 + (g1 - g0) / 2 * 2; /* whole pairs; an odd last group after */
     int most = (size_t)nb16 * (size_t)nblk * sizeof(kern_q8_block) > AMX_ACT_BYTES ? AMX_PAIRS : 1;
     amx_config(t);
-    for (int b0 = 0; b0 < nblk && g0 + 2 <= g1; b0 += AMX_CHUNK) {
+    for (int b0 = 0; b0 < nblk && g0 < g_end; b0 += AMX_CHUNK) {
         int n = nblk - b0 < AMX_CHUNK ? nblk - b0 : AMX_CHUNK;
-        for (g = g0; g + 2 <= g1;) {
-            int np = (g1 - g) / 2 < most ? (g1 - g) / 2 : most;
+        for (int g = g0; g < g_end;) {
+            int np = (g_end - g) / 2 < most ? (g_end - g) / 2 : most;
             const unsigned char *pa = (const unsigned char *)P + (size_t)g * gb;
             float *o = out + (size_t)g * 8;
             int valid = n_out - g * 8;
@@ -268,8 +268,8 @@ T_AMX void kern_gemm_amx(ggml_type t, const void *P, int nblk, int n_out, int g0
         }
     }
     _tile_release();
-    if (g < g1 && nb16 > 0)
-        kern_gemm_vnni(t, P, nblk, n_out, g, g1, act, act_stride, nb16, out, ldo);
+    if (g_end < g1 && nb16 > 0)
+        kern_gemm_vnni(t, P, nblk, n_out, g_end, g1, act, act_stride, nb16, out, ldo);
     if (nb16 < nb)
         kern_gemm_vnni(t, P, nblk, n_out, g0, g1, act + (size_t)nb16 * act_stride, act_stride, nb - nb16,
                        out + (size_t)nb16 * ldo, ldo);

@@ -105,20 +105,35 @@ static double measure_bandwidth(int threads) {
     return best;
 }
 
-/* ---- the kernels' own rate: one-token products over a matrix held in this core's cache ----
+/* ---- the kernels' own rate: products over a matrix held in this core's cache ----
  * Decode reads each weight once a token, from memory; the same product over a matrix that
  * stays in cache shows how fast the kernel consumes weight bytes when memory is not the
  * limit. Decode tokens/s cannot pass weight bytes per second / bytes per token on either
- * roof: the memory's (above) or this one. */
+ * roof: the memory's (above) or this one. With many tokens (--compute) it is prefill's
+ * kernel (AMX where the CPU has it), and its pace a thread with every thread busy is what
+ * the host's cores give arithmetic at that count: where it falls as threads are added
+ * (clocks, a core's other hardware thread, other tenants of a virtual machine's host), no
+ * engine's prefill can scale past it. */
 
 #define KR_N_IN 2048
 #define KR_BYTES (160 * 1024) /* each thread's matrix: inside any x86 core's L2 */
 #define KR_SECONDS 0.3
+#define KR_TOKENS 64 /* --compute's batch: 64 x 2048 activations as Q8 blocks, 136 KB */
+
+/* The threads' start: each, its matrix ready, counts itself in and waits for `go` (1: time
+ * the kernel, -1: the run is off, as a thread could not be started). */
+typedef struct kr_start {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready, go;
+} kr_start;
 
 typedef struct kr_arg {
     ggml_type t;
-    pthread_barrier_t *start;
-    double gbs; /* weight bytes per second, best call */
+    int nb; /* tokens a product */
+    kr_start *start;
+    double gbs;  /* weight bytes per second, best call */
+    double macs; /* multiply-adds per second over the whole window */
 } kr_arg;
 
 static void *kernel_rate_thread(void *p) {
@@ -127,9 +142,11 @@ static void *kernel_rate_thread(void *p) {
     ggml_type_row_size(a->t, KR_N_IN, &rb);
     int n_out = (int)(KR_BYTES / rb) / 32 * 32;
     const ggml_type_info *ti = ggml_type_get_info(a->t);
+    size_t as = kern_act_size(a->t, KR_N_IN);
     unsigned char *w = malloc(rb * (size_t)n_out);
-    float *x = malloc(KR_N_IN * sizeof(float)), *out = malloc((size_t)n_out * sizeof(float));
-    void *act = malloc(kern_act_size(a->t, KR_N_IN)), *packed = NULL;
+    float *x = malloc(KR_N_IN * sizeof(float)), *out = malloc((size_t)n_out * a->nb * sizeof(float));
+    unsigned char *act = malloc(as * (size_t)a->nb);
+    void *packed = NULL;
     float *scratch = malloc(KR_N_IN * sizeof(float));
     bool ok = w && x && out && act && scratch;
     uint32_t r = 12345;
@@ -144,28 +161,39 @@ static void *kernel_rate_thread(void *p) {
         else /* Q8_0, Q4_0 and Q4_K blocks begin with their scale (Q6_K's ends it: left random) */
             memcpy(w + i * ti->type_size, &h, 2);
     }
-    for (int i = 0; ok && i < KR_N_IN; i++)
-        x[i] = (float)((i * 37) % 101 - 50) / 30;
     if (ok && kern_pack_supported(a->t)) {
         packed = aligned_alloc(64, (kern_pack_size(a->t, KR_N_IN, n_out) + 63) / 64 * 64);
         ok = packed != NULL;
         if (ok)
             kern_pack(a->t, w, rb, KR_N_IN, n_out, 0, kern_pack_groups(a->t, n_out), packed);
     }
-    if (ok)
-        kern_act_prepare(a->t, x, act, KR_N_IN);
-    pthread_barrier_wait(a->start);
-    double best = 1e30, t_end = clock_now_s() + KR_SECONDS;
-    while (ok && clock_now_s() < t_end) {
-        double t0 = clock_now_s();
+    ok = ok && (packed || a->nb == 1);
+    for (int b = 0; ok && b < a->nb; b++) { /* each token its own activations */
+        for (int i = 0; i < KR_N_IN; i++)
+            x[i] = (float)((i * 37 + b * 11) % 101 - 50) / 30;
+        kern_act_prepare(a->t, x, act + as * (size_t)b, KR_N_IN);
+    }
+    pthread_mutex_lock(&a->start->mu);
+    a->start->ready++;
+    pthread_cond_broadcast(&a->start->cv);
+    while (a->start->go == 0)
+        pthread_cond_wait(&a->start->cv, &a->start->mu);
+    ok = ok && a->start->go > 0;
+    pthread_mutex_unlock(&a->start->mu);
+    double best = 1e30, t_start = clock_now_s(), t_end = t_start + KR_SECONDS, t_now = t_start;
+    long calls = 0;
+    while (ok && t_now < t_end) {
+        double t0 = t_now;
         if (packed)
-            kern_gemm_packed(a->t, packed, KR_N_IN, n_out, 0, kern_pack_groups(a->t, n_out), act, 0, 1, out, n_out);
+            kern_gemm_packed(a->t, packed, KR_N_IN, n_out, 0, kern_pack_groups(a->t, n_out), act, as, a->nb, out, n_out);
         else
             kern_matmul(a->t, w, rb, KR_N_IN, 0, n_out, act, 0, 1, out, n_out, scratch);
-        double d = clock_now_s() - t0;
-        best = d < best ? d : best;
+        t_now = clock_now_s();
+        best = t_now - t0 < best ? t_now - t0 : best;
+        calls++;
     }
     a->gbs = ok ? (double)rb * n_out / best / 1e9 : 0;
+    a->macs = ok ? (double)calls * n_out * KR_N_IN * a->nb / (t_now - t_start) : 0;
     free(w);
     free(x);
     free(out);
@@ -175,22 +203,42 @@ static void *kernel_rate_thread(void *p) {
     return NULL;
 }
 
-/* Weight GB/s of `threads` threads at once, each over its own matrix (0 when out of memory). */
-static double kernel_rate(ggml_type t, int threads) {
-    pthread_t th[16];
-    kr_arg args[16];
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, (unsigned)threads);
-    for (int i = 0; i < threads; i++) {
-        args[i] = (kr_arg){t, &start, 0};
-        pthread_create(&th[i], NULL, kernel_rate_thread, &args[i]);
+/* `threads` threads at once, each over its own matrix, nb tokens a product: each thread's
+ * figures in args[0..threads). False where the threads or their memory could not be had. */
+static bool kernel_rate_run(ggml_type t, int nb, int threads, kr_arg *args) {
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
+    kr_start st = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    if (!th)
+        return false;
+    int started = 0;
+    for (; started < threads; started++) {
+        args[started] = (kr_arg){t, nb, &st, 0, 0};
+        if (pthread_create(&th[started], NULL, kernel_rate_thread, &args[started]) != 0)
+            break;
     }
-    double sum = 0;
-    for (int i = 0; i < threads; i++) {
+    pthread_mutex_lock(&st.mu);
+    while (st.ready < started) /* all of them at once: each waits until the last is ready */
+        pthread_cond_wait(&st.cv, &st.mu);
+    st.go = started == threads ? 1 : -1;
+    pthread_cond_broadcast(&st.cv);
+    pthread_mutex_unlock(&st.mu);
+    bool ok = started == threads;
+    for (int i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
-        sum += args[i].gbs;
+        ok = ok && args[i].gbs > 0;
     }
-    pthread_barrier_destroy(&start);
+    free(th);
+    return ok;
+}
+
+/* Decode's kernels in cache: weight GB/s of `threads` threads at once (0 when out of memory). */
+static double kernel_rate(ggml_type t, int threads) {
+    kr_arg *args = calloc((size_t)threads, sizeof *args);
+    double sum = 0;
+    if (args && kernel_rate_run(t, 1, threads, args))
+        for (int i = 0; i < threads; i++)
+            sum += args[i].gbs;
+    free(args);
     return sum;
 }
 
@@ -482,6 +530,11 @@ static void usage(void) {
                     "       bench_engine --bandwidth [-t THREADS]\n"
                     "                                         the memory's read speed now: 'bandwidth<TAB>THREADS<TAB>GB/s'\n"
                     "                                         (a 1 GiB buffer, the best of 4 reads)\n"
+                    "       bench_engine --compute [-t THREADS]\n"
+                    "                                         the cores' arithmetic now, all threads busy: prefill's kernel\n"
+                    "                                         (Q4_0, 64 tokens, each thread over its own matrix in its cache,\n"
+                    "                                         0.3 s), G multiply-adds a second a thread:\n"
+                    "                                         'compute<TAB>THREADS<TAB>MEAN<TAB>MIN<TAB>MAX'\n"
                     "       bench_engine -m FILE [-t THREADS] [-p PP_LIST] [-n TG] [-d DEPTH] [--no-warmup] [--phases]\n"
                     "                                         one line per test\n"
                     "(each test runs once untimed first, as llama-bench does, unless --no-warmup; --phases: after each\n"
@@ -517,7 +570,7 @@ int main(int argc, char **argv) {
     }
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
-    bool phases = false, bandwidth = false;
+    bool phases = false, bandwidth = false, compute = false;
     if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
         printf("%s\n", kern_level_name(kern_get_level()));
         return 0;
@@ -534,6 +587,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(a, "--bandwidth") == 0) {
             bandwidth = true;
+            continue;
+        }
+        if (strcmp(a, "--compute") == 0) {
+            compute = true;
             continue;
         }
         if (!v) {
@@ -587,6 +644,24 @@ int main(int argc, char **argv) {
             return 1;
         }
         printf("bandwidth\t%d\t%.1f\n", n, gbs);
+        return 0;
+    }
+    if (compute) {
+        int n = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        kr_arg *args = calloc((size_t)n, sizeof *args);
+        if (!args || !kernel_rate_run(GGML_TYPE_Q4_0, KR_TOKENS, n, args)) {
+            fprintf(stderr, "bench_engine: --compute: no %d threads, or no memory for their matrices\n", n);
+            free(args);
+            return 1;
+        }
+        double sum = 0, lo = args[0].macs, hi = args[0].macs;
+        for (int i = 0; i < n; i++) {
+            sum += args[i].macs;
+            lo = args[i].macs < lo ? args[i].macs : lo;
+            hi = args[i].macs > hi ? args[i].macs : hi;
+        }
+        printf("compute\t%d\t%.2f\t%.2f\t%.2f\n", n, sum / n / 1e9, lo / 1e9, hi / 1e9);
+        free(args);
         return 0;
     }
     if (phases && !model) {

@@ -19,7 +19,7 @@
 #                 (default 3)
 #   BENCH_RAW     a file that receives every measurement ("ENGINE TYPE TEST ROUND TOK/S THREADS";
 #                 the memory's read speed before each pair of runs as "memory TYPE read ROUND
-#                 GB/S THREADS")
+#                 GB/S THREADS", the cores' arithmetic as "compute TYPE rate ROUND G/S THREADS")
 #   PACER_KERNELS pacer's kernel level (scalar|avx2|avxvnni|avx512|avx512vnni|amx; default the
 #                 CPU's best; the first line names it): with a llama-bench built for the same
 #                 instructions, the engines compare as on a CPU that has only those
@@ -28,7 +28,11 @@
 # Before each pair of runs the memory's read speed is measured (bench_engine --bandwidth, about
 # 4 s): each table is followed by its range, and where it moved by more than a quarter, a
 # warning: decode reads the weights from memory, and on hosts whose memory speed jumps its
-# figures move with it, often by more than the engines differ.
+# figures move with it, often by more than the engines differ. So is the cores' arithmetic
+# (bench_engine --compute, 0.3 s: prefill's kernel in cache, every thread busy, G multiply-adds
+# a second a thread): with a list of thread counts, how far it scaled bounds how far any
+# engine's prefill can (a virtual machine's cores may slow as more of them are busy: other
+# tenants on the same physical cores, clocks).
 # An engine that fails (an exit status, or a signal: SIGILL from a peer built for another CPU)
 # ends its type's rounds; the table shows what was measured, the failures follow, exit 1.
 set -u
@@ -88,6 +92,8 @@ for type in $TYPES; do
     for th in $THREAD_LIST; do
       bw=$("$ENGINE" --bandwidth -t "$th" 2>/dev/null | cut -f3)
       [ -n "$bw" ] && echo "memory $type read $r $bw $th" >>"$raw"
+      cr=$("$ENGINE" --compute -t "$th" 2>/dev/null | cut -f3)
+      [ -n "$cr" ] && echo "compute $type rate $r $cr $th" >>"$raw"
       # shellcheck disable=SC2086 # LLAMA_BENCH_ARGS: words on purpose
       "$LLAMA_BENCH" -m "$model" -t "$th" -p "$PP" -n "$TG" ${AT:+-d "$DEPTH"} ${LLAMA_BENCH_ARGS:-} -r 1 -o jsonl >"$out" 2>"$out.err"
       rc=$?
@@ -137,6 +143,7 @@ function rounds_range(ka, kb, na, nb, key,   r, q) {
 }
 $4 > rounds { rounds = $4 }
 $1 == "memory" { mem[$6] = mem[$6] " " $5; next }
+$1 == "compute" { cpu[$6] = cpu[$6] " " $5; next }
 {
   key = $2 " " $3
   if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
@@ -167,6 +174,12 @@ END {
       if (mlo > 0 && mhi / mlo > 1.25) printf "; it moved %.2fx: decode (tg) figures move with it", mhi / mlo
       printf ")\n"
     }
+    if ((n_reads = split(cpu[th], reads, " ")) > 0) {
+      clo = lo(cpu[th]); chi = hi(cpu[th])
+      printf "(arithmetic a thread with %d busy, before each pair of runs: %.1f-%.1f G multiply-adds/s, median %.1f", th, clo, chi, median(cpu[th])
+      if (clo > 0 && chi / clo > 1.25) printf "; it moved %.2fx: prefill (pp) figures move with it", chi / clo
+      printf ")\n"
+    }
   }
   if (n_th < 2) exit
   a = tl[1]; b = tl[n_th]
@@ -179,6 +192,11 @@ END {
     sp = median(v["pacer", key, b]) / median(v["pacer", key, a])
     rounds_range("pacer", b, "pacer", a, key)
     printf "%-6s %-*s %10s %10.2f %9.2f-%5.2f %12.2f\n", kt[1], w, kt[2], sl, sp, rmin, rmax, sp / (b / a)
+  }
+  if (cpu[a] != "" && cpu[b] != "" && median(cpu[a]) > 0) {
+    pace = median(cpu[b]) / median(cpu[a])
+    printf "(the cores'"'"' arithmetic, every thread busy, scaled %.2f: a thread'"'"'s pace at %d threads %.2f of that at %d;\n", pace * b / a, b, pace, a
+    printf " prefill that is all arithmetic scales no further)\n"
   }
 }' "$raw"
 

@@ -141,6 +141,15 @@ function rounds_range(ka, kb, na, nb, key,   r, q) {
     if (rmax == "" || q > rmax) rmax = q
   }
 }
+# a measurement of the host taken before each pair of runs: its range and median, and a
+# warning where it moved by more than a quarter
+function spread(list, head, unit, moves,   n, r, l, h) {
+  if ((n = split(list, r, " ")) == 0) return
+  l = lo(list); h = hi(list)
+  printf "(%s before each pair of runs: %.1f-%.1f %s, median %.1f, %d read%s", head, l, h, unit, median(list), n, n == 1 ? "" : "s"
+  if (l > 0 && h / l > 1.25) printf "; it moved %.2fx: %s figures move with it", h / l, moves
+  printf ")\n"
+}
 $4 > rounds { rounds = $4 }
 $1 == "memory" { mem[$6] = mem[$6] " " $5; next }
 $1 == "compute" { cpu[$6] = cpu[$6] " " $5; next }
@@ -168,18 +177,8 @@ END {
         mp / ml, rmin, rmax
     }
     printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", th
-    if ((n_reads = split(mem[th], reads, " ")) > 0) {
-      mlo = lo(mem[th]); mhi = hi(mem[th])
-      printf "(memory read at %d threads before each pair of runs: %.1f-%.1f GB/s, median %.1f, %d read%s", th, mlo, mhi, median(mem[th]), n_reads, n_reads == 1 ? "" : "s"
-      if (mlo > 0 && mhi / mlo > 1.25) printf "; it moved %.2fx: decode (tg) figures move with it", mhi / mlo
-      printf ")\n"
-    }
-    if ((n_reads = split(cpu[th], reads, " ")) > 0) {
-      clo = lo(cpu[th]); chi = hi(cpu[th])
-      printf "(arithmetic a thread with %d busy, before each pair of runs: %.1f-%.1f G multiply-adds/s, median %.1f", th, clo, chi, median(cpu[th])
-      if (clo > 0 && chi / clo > 1.25) printf "; it moved %.2fx: prefill (pp) figures move with it", chi / clo
-      printf ")\n"
-    }
+    spread(mem[th], sprintf("memory read at %d threads", th), "GB/s", "decode (tg)")
+    spread(cpu[th], sprintf("arithmetic a thread with %d busy", th), "G multiply-adds/s", "prefill (pp)")
   }
   if (n_th < 2) exit
   a = tl[1]; b = tl[n_th]

@@ -636,8 +636,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_engine: no synthetic model of type %s\n", synth);
         return 1;
     }
+    int n = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN); /* -t 0: every CPU */
     if (bandwidth) {
-        int n = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
         double gbs = measure_bandwidth(n);
         if (gbs <= 0) {
             fprintf(stderr, "bench_engine: --bandwidth: no 1 GiB buffer or no %d threads\n", n);
@@ -647,7 +647,6 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (compute) {
-        int n = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
         kr_arg *args = calloc((size_t)n, sizeof *args);
         if (!args || !kernel_rate_run(GGML_TYPE_Q4_0, KR_TOKENS, n, args)) {
             fprintf(stderr, "bench_engine: --compute: no %d threads, or no memory for their matrices\n", n);
@@ -669,7 +668,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (model)
-        return bench_peer(model, threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), pp_list, tg, phases);
+        return bench_peer(model, n, pp_list, tg, phases);
     printf("kernels: %s\n", kern_level_name(kern_get_level()));
     double bw1 = measure_bandwidth(1), bw2 = measure_bandwidth(2);
     printf("memory read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n", bw1, bw2);

@@ -198,11 +198,10 @@ T_AMX INLINE void amx_float_sub(ggml_type t, const amx_stage *st, int b, int i0,
  * (AMX_ACT_BYTES; a batch of 256 tokens over a 2048-wide matrix: 655 KB, over the down
  * matrix 2.6 MB): each 16 tokens' activations are then read once for all of them, from L1,
  * instead of once a pair, from L2 or L3; below it one pair at a time, whose stage stays in
- * L1. Four pairs
- * always against one, 16-core Emerald Rapids, 16 threads, medians of 3 alternating rounds:
- * pp512 Q4_0 +6 %, Q4_K +7 %, Q8_0 +7 %, Q6_K +1.5 % (2 threads: +8, 0, +8, +4 %; a second
- * machine, 2 rounds: Q4_0 +1 %, Q6_K level); pp128 from -5 to +6 %. The stages: AMX_PAIRS x
- * 48 KB on the stack. */
+ * L1. Four pairs always against one, 16-core Emerald Rapids, 16 threads, medians of 3
+ * alternating rounds: pp512 Q4_0 +6 %, Q4_K +7 %, Q8_0 +7 %, Q6_K +1.5 % (2 threads: +8, 0,
+ * +8, +4 %; a second machine, 2 rounds: Q4_0 +1 %, Q6_K level); pp128 from -5 to +6 %. The
+ * stages: AMX_PAIRS x 48 KB on the stack. */
 #define AMX_PAIRS 4
 #define AMX_ACT_BYTES (512 * 1024)
 

@@ -522,9 +522,10 @@ static const struct {
                    {"q6_k", {GGML_TYPE_Q6_K, false}}, {"q4_k_m", {GGML_TYPE_Q4_K, true}}};
 #define BENCH_TABLE_TYPES 5
 
-static void usage(void) {
-    fprintf(stderr, "usage: bench_engine                      the make bench table\n"
+static void usage(FILE *f) {
+    fprintf(f, "usage: bench_engine                      the make bench table\n"
                     "       bench_engine --synth TYPE         make (if missing) and print the 1B-shaped model of TYPE\n"
+                    "       bench_engine --help               this text\n"
                     "       bench_engine --kernels            print the kernel level it measures at (PACER_KERNELS, or\n"
                     "                                         the CPU's best)\n"
                     "       bench_engine --bandwidth [-t THREADS]\n"
@@ -571,6 +572,10 @@ int main(int argc, char **argv) {
     const char *model = NULL, *synth = NULL, *pp_list = "128,512";
     int threads = 0, tg = 32;
     bool phases = false, bandwidth = false, compute = false;
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
     if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
         printf("%s\n", kern_level_name(kern_get_level()));
         return 0;
@@ -594,7 +599,7 @@ int main(int argc, char **argv) {
             continue;
         }
         if (!v) {
-            usage();
+            usage(stderr);
             return 2;
         }
         if (strcmp(a, "-m") == 0)
@@ -619,7 +624,7 @@ int main(int argc, char **argv) {
                 return 2;
             }
         } else {
-            usage();
+            usage(stderr);
             return 2;
         }
         i++;

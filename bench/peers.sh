@@ -80,7 +80,7 @@ failed() { # ENGINE TYPE STATUS
 }
 cflags=$(cat "$(dirname "$LLAMA_BENCH")/cflags" 2>/dev/null)
 level=$("$ENGINE" --kernels) || exit 1 # PACER_KERNELS unknown, or not on this CPU: bench_engine says which
-echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE (kernels $level), $THREADS threads, pp $PP, tg $TG${AT:+, depth $DEPTH}, $ROUNDS rounds interleaved" >&2
+echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE (kernels $level), $THREADS thread$([ "$THREADS" = 1 ] || echo s), pp $PP, tg $TG${AT:+, depth $DEPTH}, $ROUNDS round$([ "$ROUNDS" = 1 ] || echo s) interleaved" >&2
 for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1
@@ -129,6 +129,7 @@ function median(list, n,   a, i, j, t) {
   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
   return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
+function things(n, word) { return n " " word (n == 1 ? "" : "s") }
 function lo(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 < m + 0) m = a[i]; return m }
 function hi(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 > m + 0) m = a[i]; return m }
 # the range of the per-round ratios of a[ka, key, kb, r] to a[na, key, nb, r], in rmin, rmax
@@ -146,7 +147,7 @@ function rounds_range(ka, kb, na, nb, key,   r, q) {
 function spread(list, head, unit, moves,   n, r, l, h) {
   if ((n = split(list, r, " ")) == 0) return
   l = lo(list); h = hi(list)
-  printf "(%s before each pair of runs: %.1f-%.1f %s, median %.1f, %d read%s", head, l, h, unit, median(list), n, n == 1 ? "" : "s"
+  printf "(%s before each pair of runs: %.1f-%.1f %s, median %.1f, %s", head, l, h, unit, median(list), things(n, "read")
   if (l > 0 && h / l > 1.25) printf "; it moved %.2fx: %s figures move with it", h / l, moves
   printf ")\n"
 }
@@ -176,9 +177,9 @@ END {
         ml, lo(v["llama.cpp", key, th]), hi(v["llama.cpp", key, th]), mp, lo(v["pacer", key, th]), hi(v["pacer", key, th]),
         mp / ml, rmin, rmax
     }
-    printf "(%d threads; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", th
-    spread(mem[th], sprintf("memory read at %d threads", th), "GB/s", "decode (tg)")
-    spread(cpu[th], sprintf("arithmetic a thread with %d busy", th), "G multiply-adds/s", "prefill (pp)")
+    printf "(%s; ratio = pacer median / llama.cpp median; per round = the range of the paired ratios)\n", things(th, "thread")
+    spread(mem[th], "memory read at " things(th, "thread"), "GB/s", "decode (tg)")
+    spread(cpu[th], th == 1 ? "arithmetic of a thread alone" : sprintf("arithmetic a thread with %d busy", th), "G multiply-adds/s", "prefill (pp)")
   }
   if (n_th < 2) exit
   a = tl[1]; b = tl[n_th]

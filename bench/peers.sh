@@ -80,7 +80,8 @@ failed() { # ENGINE TYPE STATUS
 }
 cflags=$(cat "$(dirname "$LLAMA_BENCH")/cflags" 2>/dev/null)
 level=$("$ENGINE" --kernels) || exit 1 # PACER_KERNELS unknown, or not on this CPU: bench_engine says which
-echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE (kernels $level), $THREADS thread$([ "$THREADS" = 1 ] || echo s), pp $PP, tg $TG${AT:+, depth $DEPTH}, $ROUNDS round$([ "$ROUNDS" = 1 ] || echo s) interleaved" >&2
+things() { if [ "$1" = 1 ]; then echo "$1 $2"; else echo "$1 ${2}s"; fi; } # COUNT WORD, as the table's awk says it
+echo "bench-peers: $LLAMA_BENCH${cflags:+ (built with $cflags)}${LLAMA_BENCH_ARGS:+ $LLAMA_BENCH_ARGS} against $ENGINE (kernels $level), $(things "$THREADS" thread), pp $PP, tg $TG${AT:+, depth $DEPTH}, $(things "$ROUNDS" round) interleaved" >&2
 for type in $TYPES; do
   model=$("$ENGINE" --synth "$type") || { echo "bench-peers: $type skipped (no synthetic model)" >&2; continue; }
   r=1

@@ -24,10 +24,14 @@
 static const char usage[] =
     "usage: pacer serve MODEL [--name NAME] [--host 127.0.0.1] [--port P] [--threads N] [--ctx N]\n"
     "                   [--no-prompt-cache] [--drafter GGUF] [--serial] [--draft-max N] [--parallel N]\n"
+    "                   [--prefill-chunk N]\n"
     "drafting: n-gram lookup in the prompt and the output by default; --drafter GGUF drafts with\n"
     "a smaller checkpoint sharing the vocabulary (with --parallel 1 only); --serial turns drafting off\n"
     "--parallel N: up to N requests decode together, one batched pass per token, each in its own\n"
     "KV cache slot (default 1: one at a time); more wait in a queue of 4, then get 503\n"
+    "--prefill-chunk N: with --parallel, a new request's prompt goes through the model N rows a\n"
+    "pass beside the decoding requests (default 64), so it delays their next tokens by a chunk,\n"
+    "not by its whole prefill\n"
     "MODEL: a GGUF file, a directory holding one, or a Hugging Face repo id (REPO[@REVISION]) in\n"
     "the local cache, as pacer bench takes it. The manifest attests the snapshot loaded;\n"
     "PACER_CHECKPOINT_REVISION stands in for a file outside the cache (naming another commit\n"
@@ -121,7 +125,8 @@ static int serve_parse(int argc, char **argv, serve_cli *a, char *snapshot, size
         {"host", required_argument, 0, 'H'},    {"port", required_argument, 0, 'p'},
         {"threads", required_argument, 0, 't'}, {"ctx", required_argument, 0, 'c'},
         {"drafter", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'm'},
-        {"parallel", required_argument, 0, 'P'}, {0, 0, 0, 0}};
+        {"parallel", required_argument, 0, 'P'}, {"prefill-chunk", required_argument, 0, 'B'},
+        {0, 0, 0, 0}};
     serve_options *o = &a->o;
     int c;
     optind = 1;
@@ -141,6 +146,7 @@ static int serve_parse(int argc, char **argv, serve_cli *a, char *snapshot, size
         case 'c': ok = parse_int(optarg, 0, 1 << 24, &a->ep.n_ctx); break;
         case 'm': ok = parse_int(optarg, INT_MIN, INT_MAX, &o->draft_max); break;
         case 'P': ok = parse_int(optarg, INT_MIN, INT_MAX, &o->parallel); break;
+        case 'B': ok = parse_int(optarg, INT_MIN, INT_MAX, &o->prefill_chunk); break;
         default: cli_error("unknown option %s", argv[optind - 1]); fputs(usage, stderr); return 1;
         }
         if (!ok) { cli_error("bad value for %s: %s", argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1], optarg); return 1; }
@@ -152,6 +158,10 @@ static int serve_parse(int argc, char **argv, serve_cli *a, char *snapshot, size
     if (o->port < 0 || o->port > 65535) { cli_error("--port must be 0..65535"); return 1; }
     if (o->draft_max < 1 || o->draft_max > DRAFT_MAX) { cli_error("--draft-max must be 1..%d", DRAFT_MAX); return 1; }
     if (o->parallel < 1 || o->parallel > SERVE_PARALLEL_MAX) { cli_error("--parallel must be 1..%d", SERVE_PARALLEL_MAX); return 1; }
+    if (o->prefill_chunk < 1 || o->prefill_chunk > SERVE_PREFILL_CHUNK_MAX) {
+        cli_error("--prefill-chunk must be 1..%d", SERVE_PREFILL_CHUNK_MAX);
+        return 1;
+    }
     if (a->drafter && !o->serial && o->parallel > 1) {
         cli_error("--drafter works with --parallel 1 only (the drafter keeps one KV cache)");
         return 1;

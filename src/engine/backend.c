@@ -32,8 +32,9 @@ static pacer_err be_eval_seq(void *ctx, int seq, const int32_t *tokens, int n, i
     return engine_eval_seq(ctx, seq, tokens, n, pos, logits, all_logits);
 }
 
-static pacer_err be_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
-    return engine_eval_rows(ctx, tokens, seq, pos, n, logits);
+static pacer_err be_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, const bool *want,
+                              float *logits) {
+    return engine_eval_rows(ctx, tokens, seq, pos, n, want, logits);
 }
 
 pacer_err backend_from_engine(engine *e, engine_backend *b) {

@@ -29,11 +29,13 @@ typedef struct engine_backend {
     pacer_err (*eval)(void *ctx, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
     /* Several sequences (continuous batching); n_seq 0 and both NULL for a model of one.
      * eval_seq: eval on KV slot `seq` (0..n_seq-1; eval is slot 0). eval_rows: one pass over
-     * n rows, row i token tokens[i] at pos[i] of sequence seq[i] (engine_eval_rows), n rows
-     * of logits, each equal to its sequence's own eval. */
+     * n rows, row i token tokens[i] at pos[i] of sequence seq[i] (engine_eval_rows), a row of
+     * logits for each row with want[i] (every row when want is NULL), each equal to its
+     * sequence's own eval. */
     int n_seq;
     pacer_err (*eval_seq)(void *ctx, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
-    pacer_err (*eval_rows)(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits);
+    pacer_err (*eval_rows)(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, const bool *want,
+                           float *logits);
 } engine_backend;
 
 /* Fills `b` for an open engine (which must outlive it). PACER_ERR_STATE when the engine has

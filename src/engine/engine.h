@@ -63,9 +63,12 @@ int engine_n_past(const engine *e);
 pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int pos, float *logits, bool all_logits);
 /* One pass over n rows of any sequences: row i is tokens[i] at position pos[i] of sequence
  * seq[i]; a sequence's first row is at most at its cache's end (what follows is dropped)
- * and its later rows each one position further. logits: n rows of n_vocab (or NULL). Each
- * row's logits equal what engine_eval_seq computes for it alone, bit for bit. */
-pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits);
+ * and its later rows each one position further. logits: a row of n_vocab for each row i
+ * with want[i] (every row when want is NULL), in row order; or NULL. Each row's logits equal
+ * what engine_eval_seq computes for it alone, bit for bit; rows not wanted cost their K/V
+ * cache only in the last layer (a prompt's rows beside other sequences' decoding). */
+pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, const bool *want,
+                           float *logits);
 int engine_n_seq(const engine *e);
 
 /* Where the forward pass spends its time, by kind of pool job (a profile for engine work:

@@ -103,6 +103,7 @@ struct engine {
     ggml_half *kc, *vc;
     int kv_pos;
     int row_seq[ENGINE_BATCH], row_pos[ENGINE_BATCH]; /* the chunk's rows: sequence, position */
+    int row_keep[ENGINE_BATCH];                     /* eval_rows: the chunk's rows whose logits are wanted */
     engine_cut cuts[ENGINE_CUTS]; /* the running matmul job's chunks, where they shrink */
     /* attention split into ranges of keys (forward.c): per row and KV head (fewer rows than
      * threads) its ranges' maxima and sums ([row][kv head][head of its group][range]), value

@@ -725,12 +725,21 @@ static void job_qkv_attention(void *ctx, int ith, int nth) {
 
 /* Keeps only the chunk's last row for the rest of the layer (the output matrix's input row
  * and the residual stream move to row 0). */
-static void keep_last_row(engine *e, int nb, unsigned char *wo_act) {
-    memcpy(e->x, e->x + (size_t)(nb - 1) * e->n_embd, (size_t)e->n_embd * sizeof(float));
-    if (wo_act)
-        memcpy(wo_act, wo_act + (size_t)(nb - 1) * e->act_stride, e->act_stride);
-    else
-        memcpy(e->att, e->att + (size_t)(nb - 1) * e->q_dim, (size_t)e->q_dim * sizeof(float));
+/* The `keep` rows whose logits are wanted, rows idx[0] < idx[1] < ... of the chunk, moved to
+ * rows 0..keep-1 (their residual, and the output matrix's input: prepared activations or
+ * attention output), so that the last layer's output matrix and feed-forward run for them
+ * alone. Row idx[j] >= j, and later rows come from further on, so moving in order is safe. */
+static void keep_rows(engine *e, const int *idx, int keep, unsigned char *wo_act) {
+    for (int j = 0; j < keep; j++) {
+        size_t r = (size_t)idx[j];
+        if (r == (size_t)j)
+            continue;
+        memcpy(e->x + (size_t)j * e->n_embd, e->x + r * e->n_embd, (size_t)e->n_embd * sizeof(float));
+        if (wo_act)
+            memcpy(wo_act + (size_t)j * e->act_stride, wo_act + r * e->act_stride, e->act_stride);
+        else
+            memcpy(e->att + (size_t)j * e->q_dim, e->att + r * e->q_dim, (size_t)e->q_dim * sizeof(float));
+    }
 }
 
 /* Query heads per attention unit for nb rows at nth threads: the most (a divisor of the
@@ -777,9 +786,9 @@ static int attention_split(engine *e, int nb, int nth) {
 
 /* The attention half of layer l: Q/K/V (post-processing fused where chunks can end on head
  * boundaries, and then one job with attention), attention, the output matrix into e->xn for
- * the `keep` rows that go on (all, the last one moved to row 0, or none: only the K/V cache
- * was wanted). */
-static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int keep) {
+ * the `keep` rows that go on: all (idx NULL), rows idx[0..keep) moved to the front, or none
+ * (only the K/V cache was wanted). */
+static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, const int *idx, int keep) {
     const layer *L = &e->layers[l];
     int nth = threadpool_size(e->tp);
     row_job pre = {.nb = nb, .tokens = l == 0 ? tokens : NULL, .resid = l > 0, .norm = L->attn_norm, .n_in = e->n_embd};
@@ -823,8 +832,8 @@ static void layer_attention(engine *e, const int32_t *tokens, int nb, int l, int
     }
     if (keep == 0)
         return;
-    if (keep < nb) {
-        keep_last_row(e, nb, ao_fused ? (unsigned char *)aj.a[0] : NULL);
+    if (idx) {
+        keep_rows(e, idx, keep, ao_fused ? (unsigned char *)aj.a[0] : NULL);
         aj.nb = keep;
     }
     if (!ao_fused) {
@@ -870,16 +879,21 @@ static void layer_ffn(engine *e, int nb, int l) {
 /* One chunk of at most e->batch rows: token b at e->row_pos[b] of sequence e->row_seq[b]
  * (a sequence's rows in a chunk are consecutive positions). Each row is computed exactly as
  * it would be alone: the kernels do not depend on the batch (kernels.h), and the per-row
- * steps run on all threads, a row on one thread, in the serial order. */
-static void forward_pass(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
+ * steps run on all threads, a row on one thread, in the serial order. `logits` gets a row
+ * for each of the `keep` rows wanted: every row (idx NULL, keep == nb) or rows idx[0..keep)
+ * in increasing order; keep 0: only the K/V cache. */
+static void forward_pass(engine *e, const int32_t *tokens, int nb, float *logits, const int *idx, int keep) {
     /* the last layer's output matrix and feed-forward only for the rows whose logits are
      * wanted (its K/V cache comes from its Q/K/V, which every row computes) */
-    int keep = !logits ? 0 : all_logits ? nb : 1;
+    if (!logits)
+        keep = 0;
+    if (keep == nb)
+        idx = NULL;
     for (int l = 0; l < e->n_layer; l++) {
-        int rows = l == e->n_layer - 1 ? keep : nb;
-        layer_attention(e, tokens, nb, l, rows);
-        if (rows > 0)
-            layer_ffn(e, rows, l);
+        bool last = l == e->n_layer - 1;
+        layer_attention(e, tokens, nb, l, last ? idx : NULL, last ? keep : nb);
+        if (!last || keep > 0)
+            layer_ffn(e, last ? keep : nb, l);
     }
     if (keep == 0)
         return;
@@ -890,10 +904,10 @@ static void forward_pass(engine *e, const int32_t *tokens, int nb, float *logits
 }
 
 /* forward_pass, counted in the profile while it is on. */
-static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, bool all_logits) {
+static void forward_chunk(engine *e, const int32_t *tokens, int nb, float *logits, const int *idx, int keep) {
     engine_prof *pr = profiling(e);
     double t0 = pr ? clock_now_s() : 0;
-    forward_pass(e, tokens, nb, logits, all_logits);
+    forward_pass(e, tokens, nb, logits, idx, keep);
     if (pr) {
         pr->p.chunks++;
         pr->p.wall_s += clock_now_s() - t0;
@@ -920,7 +934,8 @@ pacer_err engine_eval_seq(engine *e, int seq, const int32_t *tokens, int n, int 
             e->row_seq[b] = seq;
             e->row_pos[b] = pos + i + b;
         }
-        forward_chunk(e, tokens + i, nb, lg, all_logits);
+        int last_row = nb - 1;
+        forward_chunk(e, tokens + i, nb, lg, all_logits ? NULL : &last_row, all_logits ? nb : 1);
         e->n_past[seq] = pos + i + nb;
     }
     return PACER_OK;
@@ -930,7 +945,8 @@ pacer_err engine_eval(engine *e, const int32_t *tokens, int n, int pos, float *l
     return engine_eval_seq(e, 0, tokens, n, pos, logits, all_logits);
 }
 
-pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
+pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, const int *pos, int n, const bool *want,
+                           float *logits) {
     if (!e || n < 0 || (n > 0 && (!tokens || !seq || !pos)))
         return PACER_ERR_ARG;
     /* checked before anything is evaluated: a sequence's first row at most at its cache's
@@ -946,13 +962,17 @@ pacer_err engine_eval_rows(engine *e, const int32_t *tokens, const int *seq, con
         if (prev >= 0 ? pos[i] != pos[prev] + 1 : pos[i] > e->n_past[seq[i]])
             return PACER_ERR_ARG;
     }
+    size_t out = 0; /* logits rows written */
     for (int i = 0; i < n; i += e->batch) {
-        int nb = n - i < e->batch ? n - i : e->batch;
+        int nb = n - i < e->batch ? n - i : e->batch, keep = 0;
         for (int b = 0; b < nb; b++) {
             e->row_seq[b] = seq[i + b];
             e->row_pos[b] = pos[i + b];
+            if (!want || want[i + b])
+                e->row_keep[keep++] = b;
         }
-        forward_chunk(e, tokens + i, nb, logits ? logits + (size_t)i * e->n_vocab : NULL, true);
+        forward_chunk(e, tokens + i, nb, logits ? logits + out * e->n_vocab : NULL, e->row_keep, keep);
+        out += (size_t)keep;
         for (int b = 0; b < nb; b++) /* what followed a row is dropped, as engine_eval does */
             e->n_past[seq[i + b]] = pos[i + b] + 1;
     }

@@ -63,27 +63,40 @@ static pacer_err prefill_rows(gen_model *gm, const int32_t *tok, int n, gen_row_
     return rc;
 }
 
+/* The prompt is in the KV cache (gm->logits holds its last row): the drafter catches up,
+ * and the prefill's time is counted. */
+static pacer_err prompt_done(gen_session *s) {
+    gen_model *gm = s->gm;
+    gm->n_cache = s->n_prompt;
+    s->fill_at = s->n_prompt;
+    /* the drafter reads the prompt now, so its catching up is prefill time, not decode */
+    pacer_err rc = gm->mode == DRAFT_MODE_MODEL ? draft_model_sync(&gm->dm, gm->cache, s->n_prompt) : PACER_OK;
+    s->t_prefill_ns = clock_now_ns() - s->t_start_ns;
+    return rc;
+}
+
 pacer_err gen_session_start(gen_session *s, gen_model *gm, const gen_params *p, const int32_t *tokens, int n,
                             gen_row_fn row_fn, void *row_ctx, bool continue_hash) {
     const engine_backend *b = &gm->b;
-    if (n < 1 || n >= b->n_ctx) return PACER_ERR_ARG;
+    if (n < 1 || n >= b->n_ctx || (p->defer_prefill && row_fn)) return PACER_ERR_ARG;
     s->gm = gm;
     s->p = *p;
     int common = 0;
     if (p->reuse_prefix && !row_fn)
         while (common < n && common < gm->n_cache && gm->cache[common] == tokens[common]) common++;
     if (common == n) common = n - 1; /* the last token is evaluated again for its logits */
-    int64_t t0 = clock_now_ns();
+    s->t_start_ns = clock_now_ns();
+    s->n_prompt = n;
+    s->fill_at = n;
     gm->n_cache = 0;
-    pacer_err rc = row_fn ? prefill_rows(gm, tokens, n, row_fn, row_ctx)
-                          : gm_eval(gm, tokens + common, n - common, common, gm->logits, false);
+    pacer_err rc = PACER_OK;
+    if (p->defer_prefill) s->fill_at = common;
+    else if (row_fn) rc = prefill_rows(gm, tokens, n, row_fn, row_ctx);
+    else rc = gm_eval(gm, tokens + common, n - common, common, gm->logits, false);
     if (rc) return rc;
     memcpy(gm->cache, tokens, (size_t)n * sizeof(int32_t));
-    gm->n_cache = n;
-    /* the drafter reads the prompt now, so its catching up is prefill time, not decode */
-    if (gm->mode == DRAFT_MODE_MODEL && (rc = draft_model_sync(&gm->dm, tokens, n))) return rc;
-    s->t_prefill_ns = clock_now_ns() - t0;
-    s->n_prompt = n;
+    if (p->defer_prefill) gm->n_cache = common; /* the rest as the passes take it */
+    else if ((rc = prompt_done(s))) return rc;
     s->n_past = n;
     s->prompt_n = n - common;
     s->predicted_n = 0;
@@ -102,7 +115,27 @@ pacer_err gen_session_start(gen_session *s, gen_model *gm, const gen_params *p, 
     return PACER_OK;
 }
 
-bool gen_session_needs_eval(const gen_session *s) { return !s->done && s->i_pend == s->n_pend && s->has_last; }
+bool gen_session_prefilling(const gen_session *s) { return s->fill_at < s->n_prompt; }
+
+void gen_session_prompt_rows(const gen_session *s, const int32_t **tokens, int *n, int *pos) {
+    *tokens = s->gm->cache + s->fill_at;
+    *n = s->n_prompt - s->fill_at;
+    *pos = s->fill_at;
+}
+
+pacer_err gen_session_prefilled(gen_session *s, int m, const float *last_row) {
+    gen_model *gm = s->gm;
+    if (m < 1 || m > s->n_prompt - s->fill_at || (m == s->n_prompt - s->fill_at && !last_row)) return PACER_ERR_ARG;
+    s->fill_at += m;
+    gm->n_cache = s->fill_at;
+    if (s->fill_at < s->n_prompt) return PACER_OK;
+    if (last_row != gm->logits) memcpy(gm->logits, last_row, (size_t)gm->b.n_vocab * sizeof(float));
+    return prompt_done(s);
+}
+
+bool gen_session_needs_eval(const gen_session *s) {
+    return gen_session_prefilling(s) || (!s->done && s->i_pend == s->n_pend && s->has_last);
+}
 
 /* A verify round's input: the last token completes the history, the round's drafts follow
  * (n-gram lookup or the drafter), all at positions n_past.. of the session's sequence. */
@@ -110,6 +143,7 @@ pacer_err gen_session_plan(gen_session *s, const int32_t **tokens, int *n, int *
     gen_model *gm = s->gm;
     const engine_backend *b = &gm->b;
     pacer_err rc = PACER_OK;
+    if (gen_session_prefilling(s)) return PACER_ERR_STATE;
     int64_t t0 = clock_now_ns();
     s->n_pend = s->i_pend = 0;
     /* gm->cache[0..n_past) is in the KV cache; the last token completes the history */
@@ -191,10 +225,20 @@ static pacer_err gen_decide(gen_session *s) {
     return rc ? rc : gen_verify(s, gm->logits);
 }
 
+/* A deferred prefill nobody took: its rows go through the model now, alone. */
+static pacer_err prefill_rest(gen_session *s) {
+    const int32_t *tok;
+    int n, pos;
+    gen_session_prompt_rows(s, &tok, &n, &pos);
+    pacer_err rc = gm_eval(s->gm, tok, n, pos, s->gm->logits, false);
+    return rc ? rc : gen_session_prefilled(s, n, s->gm->logits);
+}
+
 pacer_err gen_session_step(gen_session *s, buf *text) {
     const engine_backend *b = &s->gm->b;
+    pacer_err rc = gen_session_prefilling(s) ? prefill_rest(s) : PACER_OK;
+    if (rc) return rc;
     int64_t t0 = clock_now_ns();
-    pacer_err rc = PACER_OK;
     s->emitted = false;
     if (s->i_pend == s->n_pend && (rc = gen_decide(s))) goto out;
     int32_t tok = s->pend[s->i_pend];

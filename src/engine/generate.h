@@ -59,6 +59,10 @@ typedef struct gen_params {
     const char *const *stops; /* borrowed for the session's life */
     int n_stops;
     bool reuse_prefix;        /* keep the KV cache's common prefix with the last prompt */
+    /* The prompt's rows are left to the caller's passes (gen_session_prompt_rows,
+     * gen_session_prefilled), so that they go through the model beside other sessions'
+     * decoding; not with a row_fn. */
+    bool defer_prefill;
 } gen_params;
 
 /* Receives row i of a row-by-row prefill: the raw logits (n_vocab) predicting token i + 1. */
@@ -73,6 +77,8 @@ typedef struct gen_session {
     sha256_ctx hash;
     /* this prompt */
     int n_prompt, prompt_n;   /* prompt tokens; of them evaluated (not reused) */
+    int fill_at;              /* a deferred prefill: prompt rows [fill_at, n_prompt) to evaluate */
+    int64_t t_start_ns;       /* when the prompt was started */
     int predicted_n;          /* tokens generated (end-of-generation excluded) */
     int64_t t_prefill_ns;
     const char *finish;       /* "stop" or "length" once done */
@@ -122,6 +128,15 @@ pacer_err gen_session_plan(gen_session *s, const int32_t **tokens, int *n, int *
 /* Verifies the round against its n rows of logits (which must stay valid until the tokens
  * they decided are taken); eval_ns, the pass's time, counts as decode time. */
 pacer_err gen_session_commit(gen_session *s, const float *rows, int64_t eval_ns) __attribute__((warn_unused_result));
+/* A deferred prefill (gen_params.defer_prefill), while gen_session_prefilling: the prompt's
+ * rows still to evaluate, tokens[0..n) at positions pos.. of the session's sequence; the
+ * caller evaluates the first m of them (1 <= m <= n) in a pass, then calls
+ * gen_session_prefilled with m and, when m == n, the logits row of the prompt's last token.
+ * Until the prompt is done, gen_session_needs_eval is true and gen_session_plan refuses;
+ * gen_session_step evaluates what is left itself. */
+bool gen_session_prefilling(const gen_session *s);
+void gen_session_prompt_rows(const gen_session *s, const int32_t **tokens, int *n, int *pos);
+pacer_err gen_session_prefilled(gen_session *s, int m, const float *last_row) __attribute__((warn_unused_result));
 /* The hex SHA-256 of the little-endian ids generated ("" when hashing failed); ends the hash. */
 void gen_session_hash_hex(gen_session *s, char hex[65]);
 /* Frees the samplers, text holdback and hash. Accepts a zeroed `s`. */

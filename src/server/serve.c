@@ -162,7 +162,8 @@ static pacer_err gen_echo_text(serve_gen *g, buf *out) {
 static bool gen_prefill(serve_gen *g, http_status *st);
 
 /* Starts answering prompt `i`: its prefill, and for a body the echoed text first. Prefill
- * runs on the scheduler thread between decode passes, as a pass of its own. */
+ * runs on the scheduler thread: with one slot (or an echo's scored rows) at once, as a
+ * pass of its own; else a chunk at a time in the passes (serve_sched.h). */
 static bool gen_start_choice(serve_gen *g, int i, http_status *st) {
     if (!gen_load_prompt(g, i, st) || !gen_prefill(g, st)) return false;
     if (!g->r.stream && gen_echo_text(g, &g->acc)) { http_status_set(st, 500, "server_error", "out of memory"); return false; }
@@ -231,7 +232,7 @@ static bool gen_prefill(serve_gen *g, http_status *st) {
         logprob_entry_none(e, g->r.tokens[0]);
     }
     gen_params p = {.sp = g->r.sp, .seed = g->r.seed, .max_tokens = g->r.max_tokens, .stops = g->r.stops,
-                    .n_stops = g->r.n_stops, .reuse_prefix = g->r.cache_prompt};
+                    .n_stops = g->r.n_stops, .reuse_prefix = g->r.cache_prompt, .defer_prefill = s->n_slots > 1 && !rows};
     /* one hash over a whole batch */
     if (gen_session_start(&g->gs, &s->slots[g->slot].gm, &p, g->r.tokens, n, rows ? gen_echo_row : NULL, g, g->choice > 0)) goto fail;
     return true;
@@ -567,12 +568,14 @@ static pacer_err route_metrics(void *ctx, http_req *req) {
                 "# TYPE pacer_decode_seconds_total counter\npacer_decode_seconds_total %.6f\n"
                 "# TYPE pacer_decode_passes_total counter\npacer_decode_passes_total %llu\n"
                 "# TYPE pacer_decode_rows_total counter\npacer_decode_rows_total %llu\n"
+                "# TYPE pacer_decode_prompt_rows_total counter\npacer_decode_prompt_rows_total %llu\n"
                 "# TYPE pacer_decode_pass_seconds_total counter\npacer_decode_pass_seconds_total %.6f\n"
                 "# TYPE pacer_slots_busy gauge\npacer_slots_busy %d\n"
                 "# TYPE pacer_requests_waiting gauge\npacer_requests_waiting %d\n",
                 (unsigned long long)m.requests, (unsigned long long)m.errors, (unsigned long long)m.prompt_tokens,
                 (unsigned long long)m.cached_tokens, (unsigned long long)m.generated_tokens, m.prefill_s, m.decode_s,
-                (unsigned long long)m.passes, (unsigned long long)m.rows, m.pass_s, busy, queued);
+                (unsigned long long)m.passes, (unsigned long long)m.rows, (unsigned long long)m.prompt_rows, m.pass_s, busy,
+                queued);
     size_t len = b.len;
     char *text = buf_detach(&b);
     if (!text) return PACER_ERR_NOMEM;
@@ -623,6 +626,7 @@ void serve_options_default(serve_options *o) {
     o->max_body = 1u << 20;
     o->draft_max = 8;
     o->parallel = 1;
+    o->prefill_chunk = SERVE_PREFILL_CHUNK;
     o->unread_max = 4u << 20;
 }
 
@@ -630,6 +634,10 @@ pacer_err serve_start(const serve_options *o, serve_server **out, char *err, siz
     *out = NULL;
     if (o->draft_max < 1 || o->draft_max > DRAFT_MAX) {
         snprintf(err, err_len, "the draft length must be 1..%d", DRAFT_MAX);
+        return PACER_ERR_ARG;
+    }
+    if (o->prefill_chunk < 1 || o->prefill_chunk > SERVE_PREFILL_CHUNK_MAX) {
+        snprintf(err, err_len, "the prefill chunk must be 1..%d rows", SERVE_PREFILL_CHUNK_MAX);
         return PACER_ERR_ARG;
     }
     if (o->unread_max == 0) {

@@ -39,12 +39,17 @@ typedef struct serve_options {
     /* Sequences decoded together, one KV slot each (default 1, 1..SERVE_PARALLEL_MAX); more
      * than 1 needs a backend with that many sequences (eval_rows) and no drafter model. */
     int parallel;
+    /* With parallel > 1: prompt rows a pass takes beside the decoding requests' rows
+     * (default SERVE_PREFILL_CHUNK, 1..SERVE_PREFILL_CHUNK_MAX). */
+    int prefill_chunk;
     /* Unread stream bytes a client may leave behind before its request is cut off (default
      * 4 MiB: more than a whole plain generation at the default context, ~200 B a token). */
     size_t unread_max;
 } serve_options;
 
 #define SERVE_PARALLEL_MAX 256
+#define SERVE_PREFILL_CHUNK 64
+#define SERVE_PREFILL_CHUNK_MAX 4096
 
 typedef struct serve_server serve_server;
 

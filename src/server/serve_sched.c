@@ -1,6 +1,6 @@
 /* serve_sched.c - the scheduler of `pacer serve` (see serve_sched.h): a FIFO of requests
- * waiting for one of --parallel KV slots, and one thread that prefills newly admitted
- * requests and decodes every running one in a single batched pass per step. */
+ * waiting for one of --parallel KV slots, and one thread that decodes every running request
+ * in a single batched pass per step, with a chunk of newly admitted requests' prompts. */
 #include "server/serve_sched.h"
 
 #include <stdlib.h>
@@ -60,6 +60,7 @@ static void admit_locked(serve_server *s) {
         s->n_queued--;
         s->n_free--;
         g->slot = i;
+        g->order = s->admitted++;
         g->state = GEN_STARTING;
         s->slots[i].g = g;
     }
@@ -83,7 +84,8 @@ static void end(serve_server *s, serve_gen *g, gen_state state, bool broken) {
     if (last) gen_free(g);
 }
 
-/* Prefills a newly admitted request (tokenization, prompt checks, its first prompt). */
+/* Starts a newly admitted request (tokenization, prompt checks, its first prompt: prefilled
+ * here with one slot, else its rows left to the passes). */
 static void start_one(serve_server *s, serve_gen *g) {
     http_status st = {0};
     if (!gen_begin(g, &st)) {
@@ -122,47 +124,84 @@ static bool publish(serve_server *s, serve_gen *g) {
     return true;
 }
 
-/* The rows of every running request that needs the model: their plans side by side. */
+/* Appends row (tok, seq, pos) to the pass; `want`: its logits are needed. */
+static void add_row(serve_server *s, int n, int32_t tok, int seq, int pos, bool want) {
+    s->row_tok[n] = tok;
+    s->row_seq[n] = seq;
+    s->row_pos[n] = pos;
+    s->row_want[n] = want;
+}
+
+/* The prefilling request that has waited longest and has no rows in this pass yet, or -1. */
+static int oldest_prompt(const serve_server *s) {
+    int best = -1;
+    for (int i = 0; i < s->n_slots; i++) {
+        const serve_gen *g = s->slots[i].g;
+        if (g && g->state == GEN_RUNNING && gen_session_prefilling(&g->gs) && s->row_take[i] == 0 &&
+            (best < 0 || g->order < s->slots[best].g->order))
+            best = i;
+    }
+    return best;
+}
+
+/* The pass's rows: every decoding request's (its last token and drafts), then prompt rows,
+ * the longest-waiting request's first, up to opt.prefill_chunk of them beside decoding rows
+ * (SERVE_PREFILL_IDLE when nothing decodes). row_of[slot]: the slot's first logits row, -1
+ * none; row_take[slot]: the prompt rows it put in. Returns the rows. */
 static int plan_rows(serve_server *s) {
-    int n = 0;
+    int n = 0, n_logits = 0;
+    s->pass_prompt_rows = 0;
     for (int i = 0; i < s->n_slots; i++) {
         serve_gen *g = s->slots[i].g;
         s->row_of[i] = -1;
-        if (!g || g->state != GEN_RUNNING || !gen_session_needs_eval(&g->gs)) continue;
+        s->row_take[i] = 0;
+        if (!g || g->state != GEN_RUNNING || !gen_session_needs_eval(&g->gs) || gen_session_prefilling(&g->gs)) continue;
         const int32_t *tok;
         int k, pos;
-        if (gen_session_plan(&g->gs, &tok, &k, &pos) || n + k > s->max_rows) {
+        if (gen_session_plan(&g->gs, &tok, &k, &pos) || n + k > s->n_slots * s->rows_per_slot) {
             end(s, g, GEN_ENDED, true);
             continue;
         }
-        s->row_of[i] = n;
-        for (int j = 0; j < k; j++, n++) {
-            s->row_tok[n] = tok[j];
-            s->row_seq[n] = i;
-            s->row_pos[n] = pos + j;
-        }
+        s->row_of[i] = n_logits;
+        n_logits += k;
+        for (int j = 0; j < k; j++, n++) add_row(s, n, tok[j], i, pos + j, true);
+    }
+    int budget = n > 0 ? s->opt.prefill_chunk : SERVE_PREFILL_IDLE, i;
+    while (budget > 0 && (i = oldest_prompt(s)) >= 0) {
+        const int32_t *tok;
+        int m, pos;
+        gen_session_prompt_rows(&s->slots[i].g->gs, &tok, &m, &pos);
+        int take = m < budget ? m : budget;
+        budget -= take;
+        s->row_take[i] = take;
+        if (take == m) s->row_of[i] = n_logits++;
+        for (int j = 0; j < take; j++, n++) add_row(s, n, tok[j], i, pos + j, j == m - 1);
+        s->pass_prompt_rows += take;
     }
     return n;
 }
 
 /* One pass over the planned rows (or, for a model of one sequence without eval_rows, its
- * own eval), then each request verifies its rows. */
+ * own eval), then each request verifies its rows or takes its prompt's. */
 static void run_pass(serve_server *s, int n) {
     const engine_backend *b = &s->b;
     int64_t t0 = clock_now_ns();
     pacer_err rc;
-    if (b->eval_rows) rc = b->eval_rows(b->ctx, s->row_tok, s->row_seq, s->row_pos, n, s->row_logits);
-    else rc = b->eval(b->ctx, s->row_tok, n, s->row_pos[0], s->row_logits, true); /* one slot */
+    if (b->eval_rows) rc = b->eval_rows(b->ctx, s->row_tok, s->row_seq, s->row_pos, n, s->row_want, s->row_logits);
+    else rc = b->eval(b->ctx, s->row_tok, n, s->row_pos[0], s->row_logits, true); /* one slot, every row wanted */
     int64_t ns = clock_now_ns() - t0;
     pthread_mutex_lock(&s->mu);
     s->m.passes++;
-    s->m.rows += (uint64_t)n;
+    s->m.rows += (uint64_t)(n - s->pass_prompt_rows);
+    s->m.prompt_rows += (uint64_t)s->pass_prompt_rows;
     s->m.pass_s += (double)ns / 1e9;
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < s->n_slots; i++) {
         serve_gen *g = s->slots[i].g;
-        if (!g || s->row_of[i] < 0) continue;
-        if (rc || gen_session_commit(&g->gs, s->row_logits + (size_t)s->row_of[i] * (size_t)b->n_vocab, ns))
+        if (!g || (s->row_of[i] < 0 && s->row_take[i] == 0)) continue;
+        const float *rows = s->row_of[i] < 0 ? NULL : s->row_logits + (size_t)s->row_of[i] * (size_t)b->n_vocab;
+        if (rc || (s->row_take[i] ? gen_session_prefilled(&g->gs, s->row_take[i], rows)
+                                  : gen_session_commit(&g->gs, rows, ns)))
             end(s, g, GEN_ENDED, true);
     }
 }
@@ -194,8 +233,8 @@ static void wait_readers(serve_server *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-/* One step: gone requests leave, new ones are prefilled, one pass decodes the rest, and
- * every request takes its tokens and hands its events over. */
+/* One step: gone requests leave, new ones start, one pass decodes the running ones beside
+ * a chunk of the prompts, and every request takes its tokens and hands its events over. */
 static void step(serve_server *s) {
     for (int i = 0; i < s->n_slots; i++) {
         serve_gen *g = s->slots[i].g;
@@ -277,13 +316,21 @@ pacer_err sched_start(serve_server *s, const engine_backend *drafter) {
         s->slots[i].gm.seq = i;
     }
     s->mode = s->slots[0].gm.mode;
-    s->max_rows = n * (s->mode == DRAFT_MODE_SERIAL ? 1 : s->opt.draft_max + 1);
-    s->row_tok = malloc((size_t)s->max_rows * sizeof *s->row_tok);
-    s->row_seq = malloc((size_t)s->max_rows * sizeof *s->row_seq);
-    s->row_pos = malloc((size_t)s->max_rows * sizeof *s->row_pos);
+    s->rows_per_slot = s->mode == DRAFT_MODE_SERIAL ? 1 : s->opt.draft_max + 1;
+    /* a pass: every slot's decoding rows, and prompt rows (only with several slots: one
+     * slot's prompt is prefilled by its session, at once) */
+    int prompt_max = n > 1 ? (s->opt.prefill_chunk > SERVE_PREFILL_IDLE ? s->opt.prefill_chunk : SERVE_PREFILL_IDLE) : 0;
+    size_t rows = (size_t)n * (size_t)s->rows_per_slot + (size_t)prompt_max;
+    s->row_tok = malloc(rows * sizeof *s->row_tok);
+    s->row_seq = malloc(rows * sizeof *s->row_seq);
+    s->row_pos = malloc(rows * sizeof *s->row_pos);
+    s->row_want = malloc(rows * sizeof *s->row_want);
     s->row_of = malloc((size_t)n * sizeof *s->row_of);
-    s->row_logits = malloc((size_t)s->max_rows * (size_t)b->n_vocab * sizeof(float));
-    if (!s->row_tok || !s->row_seq || !s->row_pos || !s->row_of || !s->row_logits) return PACER_ERR_NOMEM;
+    s->row_take = malloc((size_t)n * sizeof *s->row_take);
+    /* logits: a decoding slot's rows, or a prompt's last row */
+    s->row_logits = malloc((size_t)n * (size_t)s->rows_per_slot * (size_t)b->n_vocab * sizeof(float));
+    if (!s->row_tok || !s->row_seq || !s->row_pos || !s->row_want || !s->row_of || !s->row_take || !s->row_logits)
+        return PACER_ERR_NOMEM;
     if (pthread_create(&s->thread, NULL, sched_main, s)) return PACER_ERR_NOMEM;
     s->thread_started = true;
     return PACER_OK;
@@ -301,7 +348,9 @@ void sched_stop(serve_server *s) {
     free(s->row_tok);
     free(s->row_seq);
     free(s->row_pos);
+    free(s->row_want);
     free(s->row_of);
+    free(s->row_take);
     free(s->row_logits);
     s->slots = NULL;
 }

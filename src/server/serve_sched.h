@@ -3,9 +3,12 @@
  * thread over --parallel KV slots:
  *   - a request waits in a FIFO for a free slot (at most queue_max beyond the free slots,
  *     else 503); its wait shows only as time;
- *   - a newly admitted request is tokenized and prefilled alone, between decode passes;
- *   - each decode pass is one engine_eval_rows over the rows of every running request (its
- *     last token, plus drafts), then each request takes its tokens and makes its events;
+ *   - a newly admitted request is tokenized; with one slot it is prefilled then, alone;
+ *   - each pass is one engine_eval_rows over the rows of every decoding request (its last
+ *     token, plus drafts) and up to serve_options.prefill_chunk rows of prompts (the
+ *     longest-waiting first; SERVE_PREFILL_IDLE when nothing decodes), so that a new prompt
+ *     delays the running streams by a chunk at a time, not by its whole prefill; then each
+ *     request takes its tokens and makes its events;
  *   - events go to the request's `out` buffer, which its connection thread drains; after a
  *     pass the scheduler gives the readers up to SERVE_DRAIN_NS to take their events (so a
  *     token reaches the socket before the next is made, as when each stream decoded alone);
@@ -30,11 +33,14 @@
 
 /* How long a pass's events may wait for their readers before the next pass. */
 #define SERVE_DRAIN_NS 5000000
+/* Prompt rows a pass takes when no request is decoding (nobody waits on the pass). */
+#define SERVE_PREFILL_IDLE 512
 
 typedef struct serve_metrics {
     uint64_t requests, errors, prompt_tokens, cached_tokens, generated_tokens;
-    uint64_t passes, rows; /* decode passes and the rows they evaluated (rows / passes: the batch) */
-    double pass_s;         /* their wall time: rows / pass_s is the engine's decode rate */
+    uint64_t passes, rows; /* passes and the decoding rows they evaluated (rows / passes: the batch) */
+    uint64_t prompt_rows;  /* prompt rows the passes took beside them (several slots) */
+    double pass_s;         /* their wall time */
     double prefill_s, decode_s;
 } serve_metrics;
 
@@ -68,9 +74,13 @@ struct serve_server {
     int n_queued;
     pthread_t thread;
     bool thread_started;
-    int max_rows;         /* one pass: every slot's last token and drafts */
-    int32_t *row_tok;
-    int *row_seq, *row_pos, *row_of; /* row_of[slot]: its first row in the pass, -1 none */
+    int rows_per_slot;    /* a decoding slot's rows in a pass: its last token and drafts */
+    uint64_t admitted;    /* requests given a slot so far (serve_gen.order) */
+    int32_t *row_tok;     /* the pass's rows */
+    int *row_seq, *row_pos;
+    bool *row_want;       /* whose logits are needed */
+    int *row_of, *row_take; /* per slot: its first logits row (-1 none), its prompt rows */
+    int pass_prompt_rows; /* of the pass's rows, prompt rows */
     float *row_logits;
 };
 
@@ -97,6 +107,7 @@ struct serve_gen {
     serve_gen *next;     /* the queue */
     /* the scheduler's alone */
     int slot;
+    uint64_t order;      /* when it got its slot: prompts are taken the oldest first */
     buf pending;         /* SSE bytes made in this pass, moved to `out` after it */
     gen_session gs;      /* the generation of the current prompt (engine/generate.h) */
     bool started, sent_final;

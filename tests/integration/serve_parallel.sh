@@ -1,9 +1,10 @@
 # serve_parallel.sh - continuous batching in 'pacer serve --parallel N' on a synthetic Q8_0
 # model: 4 concurrent greedy requests give token for token what the same requests give one
-# at a time (without drafting, with n-gram lookup, streamed too) and really share passes; a
-# client that never reads its stream does not stop another request from finishing; a client
-# that disconnects frees its slot long before its generation would have ended; --parallel 1
-# still answers, and a bad --parallel is refused.
+# at a time (without drafting, with n-gram lookup, with prompts 3 rows a pass beside the
+# decoding; streamed too) and really share passes; a client that never reads its stream does
+# not stop another request from finishing; a client that disconnects frees its slot long
+# before its generation would have ended; --parallel 1 still answers, and a bad --parallel
+# or --prefill-chunk is refused.
 . tests/lib.sh
 
 "$PACER" model synth -o "$TMP/m.gguf" --dim 256 --layers 4 --type q8_0 --text-only --seed 5 >/dev/null 2>"$TMP/synth.err" ||
@@ -44,8 +45,12 @@ for i in 1 2 3 4; do
   check "reference $i: 48 tokens" [ "${got##* }" = 48 ]
 done
 
-for mode in serial lookup; do
-  if [ $mode = serial ]; then serve par$mode --parallel 4 --serial --ctx 512 || continue; else serve par$mode --parallel 4 --ctx 512 || continue; fi
+for mode in serial lookup chunked; do
+  case $mode in
+    serial) serve par$mode --parallel 4 --serial --ctx 512 || continue ;;
+    lookup) serve par$mode --parallel 4 --ctx 512 || continue ;;
+    chunked) serve par$mode --parallel 4 --serial --ctx 512 --prefill-chunk 3 || continue ;;
+  esac
   pids=""
   for i in 1 2 3 4; do ask par$mode $i & pids="$pids $!"; done
   wait $pids
@@ -56,7 +61,8 @@ for mode in serial lookup; do
   done
   wait $pids
   passes=$(metric pacer_decode_passes_total); rows=$(metric pacer_decode_rows_total)
-  echo "# --parallel 4 ($mode): $passes decode passes, $rows rows"
+  prompt_rows=$(metric pacer_decode_prompt_rows_total)
+  echo "# --parallel 4 ($mode): $passes decode passes, $rows rows, $prompt_rows prompt rows"
   ask par$mode 5 # one at a time on the same server (slot 0's cache reused)
   ask par$mode 1
   mv "$TMP/par$mode.1.json" "$TMP/one$mode.json"; stop
@@ -71,8 +77,9 @@ for mode in serial lookup; do
     if [ "$got" = "$want" ]; then pass "$mode: request $i beside 3 others = alone"; else fail "$mode: request $i beside 3 others = alone" "$got vs $want"; fi
   done
   check "$mode: the same request alone afterwards = alone" [ "$(out "$TMP/one$mode.json")" = "$(out "$TMP/ref.1.json")" ]
-  if [ $mode = serial ]; then
+  if [ $mode != lookup ]; then
     check "$mode: concurrent requests shared passes (rows $rows > passes $passes)" [ "$rows" -gt "$passes" ]
+    check "$mode: the prompts went through the passes ($prompt_rows rows)" [ "$prompt_rows" -gt 0 ]
   fi
 done
 
@@ -111,6 +118,8 @@ stop
 
 "$PACER" serve "$TMP/m.gguf" --parallel 0 >/dev/null 2>"$TMP/bad.err"
 check "--parallel 0 is refused" sh -c "[ $? -eq 1 ] && grep -q 'parallel must be' '$TMP/bad.err'"
+"$PACER" serve "$TMP/m.gguf" --parallel 2 --prefill-chunk 0 >/dev/null 2>"$TMP/bad.err"
+check "--prefill-chunk 0 is refused" sh -c "[ $? -eq 1 ] && grep -q 'prefill-chunk must be' '$TMP/bad.err'"
 "$PACER" serve "$TMP/m.gguf" --parallel 2 --drafter "$TMP/m.gguf" >/dev/null 2>"$TMP/bad.err"
 check "--drafter with --parallel 2 is refused, saying why" sh -c "[ $? -eq 1 ] && grep -q 'parallel 1 only' '$TMP/bad.err'"
 finish

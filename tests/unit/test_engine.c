@@ -506,7 +506,7 @@ Test(engine, attention_key_ranges_of_several_rows_agree, .timeout = 120) {
                 pos[q] = pre[q] + step;
                 row_toks[q] = toks[pos[q]];
             }
-            cr_assert_eq(engine_eval_rows(e, row_toks, seq, pos, 3, got), PACER_OK);
+            cr_assert_eq(engine_eval_rows(e, row_toks, seq, pos, 3, NULL, got), PACER_OK);
             for (int q = 0; q < 3; q++)
                 cr_assert(memcmp(got + (size_t)q * nv, want + (size_t)pos[q] * nv, (size_t)nv * sizeof(float)) == 0,
                           "%d threads, sequence %d at %d: logits differ from the batch's", threads[k], q, pos[q]);
@@ -599,7 +599,7 @@ static void check_rows(ggml_type type) {
                 pos[n++] = len[q]++;
             }
         }
-        cr_assert_eq(engine_eval_rows(multi, tok, seq, pos, n, rows), PACER_OK);
+        cr_assert_eq(engine_eval_rows(multi, tok, seq, pos, n, NULL, rows), PACER_OK);
         for (int r = 0; r < n; r++) {
             /* the same sequence alone: its history evaluated afresh, the row's position last */
             cr_assert_eq(engine_eval(alone, hist[seq[r]], pos[r] + 1, 0, one, false), PACER_OK);
@@ -611,8 +611,8 @@ static void check_rows(ggml_type type) {
     /* a sequence's rows must be consecutive positions, starting within its cache */
     int32_t t2[2] = {1, 2};
     int s2[2] = {0, 0}, p2[2] = {3, 5}, p3[1] = {60};
-    cr_assert_eq(engine_eval_rows(multi, t2, s2, p2, 2, NULL), PACER_ERR_ARG);
-    cr_assert_eq(engine_eval_rows(multi, t2, s2, p3, 1, NULL), PACER_ERR_ARG);
+    cr_assert_eq(engine_eval_rows(multi, t2, s2, p2, 2, NULL, NULL), PACER_ERR_ARG);
+    cr_assert_eq(engine_eval_rows(multi, t2, s2, p3, 1, NULL, NULL), PACER_ERR_ARG);
     free(rows);
     free(one);
     engine_close(multi);
@@ -622,6 +622,62 @@ static void check_rows(ggml_type type) {
 
 Test(engine, q8_0_sequences_batched_equal_alone, .timeout = 60) { check_rows(GGML_TYPE_Q8_0); }
 Test(engine, f16_sequences_batched_equal_alone, .timeout = 60) { check_rows(GGML_TYPE_F16); }
+
+/* A prompt fed in chunks beside another sequence's decoding (engine_eval_rows with `want`,
+ * as pacer serve prefills): only the decoding rows and the prompt's last row give logits,
+ * packed in row order, each equal to its sequence evaluated alone, bit for bit; then both
+ * decode together. The decoding row goes first in even passes and last in odd ones, so the
+ * wanted rows sit at either end of a pass, and in the pass that ends the prompt, both. */
+static void check_prompt_chunks(ggml_type type) {
+    char path[128];
+    engine *multi = open_synth(type, 2, 2, path, sizeof path), *alone = open_synth(type, 2, 1, path, sizeof path);
+    int nv = engine_get_info(multi)->n_vocab;
+    enum { H = 9, P = 23, CH = 5, AFTER = 3, MAXR = CH + 2 };
+    int32_t hist[2][64];
+    int len[2] = {H, 0}, fill = 0, after = 0;
+    for (int i = 0; i < H; i++)
+        hist[0][i] = (int32_t)((i * 7919 + 5) % nv);
+    for (int i = 0; i < P; i++)
+        hist[1][i] = (int32_t)((i * 104729 + 11) % nv);
+    cr_assert_eq(engine_eval_seq(multi, 0, hist[0], H, 0, NULL, false), PACER_OK);
+    float *rows = malloc((size_t)MAXR * nv * sizeof(float)), *one = malloc((size_t)nv * sizeof(float));
+    for (int step = 0; after < AFTER; step++) {
+        int32_t tok[MAXR];
+        int seq[MAXR], pos[MAXR], n = 0, wanted = 0;
+        bool want[MAXR];
+        for (int part = 0; part < 2; part++) {
+            if (part == step % 2) { /* a decoding row of sequence 0 */
+                hist[0][len[0]] = (int32_t)((len[0] * 131 + 3) % nv);
+                tok[n] = hist[0][len[0]], seq[n] = 0, pos[n] = len[0]++, want[n++] = true;
+            } else if (fill < P) { /* the next chunk of sequence 1's prompt */
+                for (int j = 0; j < CH && fill < P; j++, fill++)
+                    tok[n] = hist[1][fill], seq[n] = 1, pos[n] = fill, want[n++] = fill == P - 1;
+                len[1] = fill;
+            } else { /* sequence 1 decodes */
+                hist[1][len[1]] = (int32_t)((len[1] * 137 + 1) % nv);
+                tok[n] = hist[1][len[1]], seq[n] = 1, pos[n] = len[1]++, want[n++] = true;
+                after++;
+            }
+        }
+        cr_assert_eq(engine_eval_rows(multi, tok, seq, pos, n, want, rows), PACER_OK);
+        for (int r = 0; r < n; r++) {
+            if (!want[r])
+                continue;
+            cr_assert_eq(engine_eval(alone, hist[seq[r]], pos[r] + 1, 0, one, false), PACER_OK);
+            cr_assert(memcmp(rows + (size_t)wanted++ * nv, one, (size_t)nv * sizeof(float)) == 0,
+                      "%s: step %d row %d (sequence %d at %d) differs from the sequence alone", ggml_type_name(type),
+                      step, r, seq[r], pos[r]);
+        }
+    }
+    free(rows);
+    free(one);
+    engine_close(multi);
+    engine_close(alone);
+    unlink(path);
+}
+
+Test(engine, q8_0_prompt_in_chunks_beside_decoding_equals_alone, .timeout = 60) { check_prompt_chunks(GGML_TYPE_Q8_0); }
+Test(engine, f16_prompt_in_chunks_beside_decoding_equals_alone, .timeout = 60) { check_prompt_chunks(GGML_TYPE_F16); }
 
 /* Writes `n` bytes of `data` to path with suffix: the test's variant of a checkpoint. */
 static void write_variant(const char *path, const char *suffix, const void *data, size_t n, char *out, size_t len) {

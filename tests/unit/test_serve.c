@@ -138,6 +138,7 @@ Test(chat, detects_from_template_then_vocab) {
 
 typedef struct fake {
     int evals, evaluated, all_rows;
+    int max_rows, wanted; /* eval_rows: the most rows a pass, the logits rows asked for */
     int cycle; /* > 0: the text is a..(a + cycle - 1) over and over, what n-gram lookup drafts */
     int64_t delay_ns;
     int32_t last;
@@ -185,9 +186,18 @@ static pacer_err fake_eval_seq(void *ctx, int seq, const int32_t *tokens, int n,
     (void)seq;
     return fake_eval(ctx, tokens, n, pos, logits, all_logits);
 }
-static pacer_err fake_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, float *logits) {
+static pacer_err fake_eval_rows(void *ctx, const int32_t *tokens, const int *seq, const int *pos, int n, const bool *want,
+                                float *logits) {
+    fake *f = ctx;
     (void)seq;
-    return fake_eval(ctx, tokens, n, pos[0], logits, true);
+    pacer_err rc = fake_eval(ctx, tokens, n, pos[0], NULL, false);
+    if (n > f->max_rows) f->max_rows = n;
+    for (int i = 0, r = 0; i < n && logits; i++)
+        if (!want || want[i]) {
+            fake_row(f, tokens[i], logits + (size_t)r++ * 257);
+            f->wanted++;
+        }
+    return rc;
 }
 
 static fake F;
@@ -543,6 +553,59 @@ Test(serve_parallel, requests_share_passes_and_keep_their_output, .timeout = 60)
     teardown();
 }
 
+/* A counter or gauge of /metrics. */
+static unsigned long long metric(const char *name) {
+    char *r, key[96];
+    cr_assert_eq(http("GET", "/metrics", NULL, &r), 200);
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *p = strstr(r, key);
+    cr_assert(p, "%s not in %s", name, r);
+    unsigned long long v = strtoull(p + strlen(key), NULL, 10);
+    free(r);
+    return v;
+}
+
+/* A prompt that arrives while another request decodes goes through the passes a chunk at a
+ * time beside it (--prefill-chunk 4: no pass holds more than its decoding row and 4 prompt
+ * rows), only the prompt's last row's logits are asked for, and both answers are whole. */
+Test(serve_parallel, prompt_goes_in_chunks_beside_decoding, .timeout = 60) {
+    memset(&F, 0, sizeof F);
+    F.cycle = 5; /* "a" goes on: abcdeabcde... until max_tokens */
+    F.delay_ns = 2000000;
+    serve_options o;
+    serve_options_default(&o);
+    o.parallel = 2;
+    o.serial = true;
+    o.prefill_chunk = 4;
+    char err[128];
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
+    snprintf(BASE, sizeof BASE, "http://127.0.0.1:%d", serve_port(S));
+    set_model();
+    pthread_t t;
+    pthread_create(&t, NULL, greedy_request, (void *)"{\"prompt\":\"a\",\"max_tokens\":60,\"temperature\":0}");
+    for (int i = 0; i < 500 && metric("pacer_decode_rows_total") == 0; i++) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_gt(metric("pacer_decode_rows_total"), 0, "the first request does not decode");
+    /* 30 prompt bytes, the last 'v': then "wxyz" and the end of generation */
+    char *r;
+    cr_assert_eq(http("POST", "/v1/completions", "{\"prompt\":\"0123456789ABCDEFGHIJKLMNOPQRSv\",\"max_tokens\":10,\"temperature\":0}", &r), 200);
+    cr_assert(strstr(r, "\"text\":\"wxyz\""), "%s", r);
+    free(r);
+    void *got;
+    pthread_join(t, &got);
+    cr_assert(got, "the first request failed");
+    cr_assert_eq(strlen(got), 60);
+    cr_assert(strncmp(got, "bcdeabcdea", 10) == 0, "%s", (char *)got);
+    free(got);
+    cr_assert_eq(metric("pacer_decode_prompt_rows_total"), 1 + 30);
+    cr_assert_eq(F.max_rows, 1 + 4, "the most rows of a pass: %d", F.max_rows);
+    /* logits: every decoding row, and each prompt's last row */
+    cr_assert_eq((unsigned long long)F.wanted, metric("pacer_decode_rows_total") + 2);
+    teardown();
+}
+
 /* A client that sends a streamed request and never reads: once more than unread_max bytes
  * wait for it, its generation stops, its slot frees and its stream ends without [DONE];
  * meanwhile another request is answered. */
@@ -609,6 +672,11 @@ Test(serve_parallel, bad_parallel_is_refused) {
     cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_ERR_ARG);
     cr_assert(strstr(err, "parallel"), "%s", err);
     /* more sequences than the backend has */
+    o.parallel = 2;
+    o.prefill_chunk = 0;
+    cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_ERR_ARG);
+    cr_assert(strstr(err, "prefill chunk"), "%s", err);
+    o.prefill_chunk = SERVE_PREFILL_CHUNK;
     o.parallel = FAKE_SEQ + 1;
     cr_assert_eq(serve_start(&o, &S, err, sizeof err), PACER_OK, "%s", err);
     engine_backend b = fake_backend();

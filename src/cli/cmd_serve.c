@@ -228,9 +228,11 @@ int cmd_serve(int argc, char **argv) {
         info.drafter_sha256 = dsha;
     }
     if (serve_set_model(s, &b, &info)) { cli_error("out of memory"); goto out; }
-    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s, parallel %d, kernels %s)\n",
+    char chunk[48] = "";
+    if (o.parallel > 1) snprintf(chunk, sizeof chunk, ", prefill chunk %d", o.prefill_chunk);
+    printf("pacer serve: ready on http://%s:%d (model %s, chat format %s, context %d, drafting %s, parallel %d%s, kernels %s)\n",
            o.host, serve_port(s), info.id, info.chat->name, b.n_ctx, o.serial ? "off" : drafter ? "drafter" : "lookup",
-           o.parallel, kern_level_name(kern_get_level()));
+           o.parallel, chunk, kern_level_name(kern_get_level()));
     fflush(stdout);
     while (!stop_signal) sigsuspend(&wait_set);
     status = 0;

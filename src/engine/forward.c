@@ -723,8 +723,6 @@ static void job_qkv_attention(void *ctx, int ith, int nth) {
     job_attention(jobs[1], ith, nth);
 }
 
-/* Keeps only the chunk's last row for the rest of the layer (the output matrix's input row
- * and the residual stream move to row 0). */
 /* The `keep` rows whose logits are wanted, rows idx[0] < idx[1] < ... of the chunk, moved to
  * rows 0..keep-1 (their residual, and the output matrix's input: prepared activations or
  * attention output), so that the last layer's output matrix and feed-forward run for them

@@ -219,31 +219,11 @@ INLINE size_t step_bytes(ggml_type t) {
 }
 
 /* The tiles' prefetch: step b's share of the group at g, PF_AHEAD bytes on (past the group's
- * end, into the next group: the next tile's). */
+ * end, into the next group: the next tile's). The VNNI tiles, two groups side by side, use
+ * prefetch_pass instead (below). */
 INLINE void prefetch_step(ggml_type t, const void *g, int b) {
     prefetch_span((const unsigned char *)g + (size_t)b * step_bytes(t) + PF_AHEAD, step_bytes(t));
 }
-
-/* The same for a tile of two groups side by side (the VNNI tiles): past the end of a group's
- * stream (`end`), as far into the same group of the next pair (`gsz` further on: the pair's
- * other group lies between), as decode's prefetch_pass does. Before, the first group's
- * prefetch ran into its partner, already being read, and the next pair's second group
- * started cold. A few rows a pass (sequences decoding together): 2-core Zen 4, 2 threads,
- * 1B models, alternating rounds, medians, tok/s before / after: Q4_0 pp4 184 / 192, pp8 286
- * / 326, pp12 369 / 416, pp64 549 / 564 (4 rounds); Q4_K pp8 269 / 320, pp12 302 / 353;
- * Q8_0 pp8 197 / 222, pp12 263 / 261 (3 rounds). */
-INLINE void prefetch_pair_step(ggml_type t, const void *g, int b, const unsigned char *end, size_t gsz) {
-    const unsigned char *q = (const unsigned char *)g + (size_t)b * step_bytes(t) + PF_AHEAD;
-    if (q >= end)
-        q += gsz;
-    prefetch_span(q, step_bytes(t));
-}
-
-/* A tile's pair of groups (pb follows pa): where each group's stream ends, and its size. */
-#define TILE_ENDS(pa, pb)                                                                          \
-    const unsigned char *end_a = (const unsigned char *)(pb);                                      \
-    size_t gsz = (size_t)(end_a - (const unsigned char *)(pa));                                    \
-    const unsigned char *end_b = end_a + gsz
 
 /* Decode's prefetch of step b's share of the group at g: PF_AHEAD bytes on; past the end of
  * the group (gsz bytes), as far into the group that the next decode pass reads in its place
@@ -251,7 +231,14 @@ INLINE void prefetch_pair_step(ggml_type t, const void *g, int b, const unsigned
  * group's end used to fall into the next group of the same pass, already being read, and
  * each stream of the next pass started cold. 1B models on a first-generation EPYC, medians
  * of 20-30 alternating runs in one process, new/old at 1 / 2 threads: Q4_0 1.13-1.15 /
- * 1.07-1.08, Q4_K 1.13 / 1.08, Q8_0 1.02 / 1.00. */
+ * 1.07-1.08, Q4_K 1.13 / 1.08, Q8_0 1.02 / 1.00.
+ * The VNNI tiles read two groups side by side (ga, then gb = ga + gsz) and prefetch with
+ * next = gsz, into the same group of the next pair. Before, a group's prefetch past its end
+ * ran into its partner, already being read, and the next pair's second group started cold.
+ * A few rows a pass (sequences decoding together): 2-core Zen 4, 2 threads, 1B models,
+ * alternating rounds, medians, tok/s before / after: Q4_0 pp4 184 / 192, pp8 286 / 326,
+ * pp12 369 / 416, pp64 549 / 564 (4 rounds); Q4_K pp8 269 / 320, pp12 302 / 353; Q8_0 pp8
+ * 197 / 222, pp12 263 / 261 (3 rounds). */
 INLINE void prefetch_pass(ggml_type t, const unsigned char *g, size_t gsz, int b, size_t next) {
     const unsigned char *q = g + (size_t)b * step_bytes(t) + PF_AHEAD;
     if (q >= g + gsz)
@@ -539,14 +526,15 @@ T_VNNI INLINE __m512i u8_isum_vnni(const __m512i *w, const kern_q8_block *xb, in
 
 T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
-    TILE_ENDS(pa, pb);
+    const unsigned char *ga = (const unsigned char *)pa, *gb = (const unsigned char *)pb;
+    size_t gsz = (size_t)(gb - ga);
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
     for (int b = 0; b < nblk; b++, pa++, pb++) {
         __m512i w[8];
-        prefetch_pair_step(GGML_TYPE_Q4_0, pa, 0, end_a, gsz);
-        prefetch_pair_step(GGML_TYPE_Q4_0, pb, 0, end_b, gsz);
+        prefetch_pass(GGML_TYPE_Q4_0, ga, gsz, b, gsz);
+        prefetch_pass(GGML_TYPE_Q4_0, gb, gsz, b, gsz);
         nib_unpack_vnni(pa->q, pb->q, w);
         __m512 dw = scales_2x8(pa->d, pb->d);
 #pragma GCC unroll 8
@@ -562,7 +550,8 @@ T_VNNI INLINE void q4_0_vnni_tile(const pk_q4_0 *pa, const pk_q4_0 *pb, int nblk
 
 T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
-    TILE_ENDS(pa, pb);
+    const unsigned char *ga = (const unsigned char *)pa, *gb = (const unsigned char *)pb;
+    size_t gsz = (size_t)(gb - ga);
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
@@ -570,8 +559,8 @@ T_VNNI INLINE void q4_K_vnni_tile(const pk_q4_K *pa, const pk_q4_K *pb, int nsup
         __m512 dv = scales_2x8(pa->d, pb->d), mv = scales_2x8(pa->dmin, pb->dmin);
         for (int sb = 0; sb < 8; sb++) {
             __m512i w[8];
-            prefetch_pair_step(GGML_TYPE_Q4_K, pa, sb, end_a, gsz);
-            prefetch_pair_step(GGML_TYPE_Q4_K, pb, sb, end_b, gsz);
+            prefetch_pass(GGML_TYPE_Q4_K, ga, gsz, 8 * b + sb, gsz);
+            prefetch_pass(GGML_TYPE_Q4_K, gb, gsz, 8 * b + sb, gsz);
             nib_unpack_vnni(pa->q[sb], pb->q[sb], w);
             __m512 ds = _mm512_mul_ps(dv, u8x16_ps(pa->sc[sb], pb->sc[sb]));
             __m512 dm = _mm512_mul_ps(mv, u8x16_ps(pa->m[sb], pb->m[sb]));
@@ -599,14 +588,15 @@ T_VNNI INLINE __m512i q8_load_vnni(const pk_q8_0 *pa, const pk_q8_0 *pb, int k) 
 
 T_VNNI INLINE void q8_0_vnni_tile(const pk_q8_0 *pa, const pk_q8_0 *pb, int nblk, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
-    TILE_ENDS(pa, pb);
+    const unsigned char *ga = (const unsigned char *)pa, *gb = (const unsigned char *)pb;
+    size_t gsz = (size_t)(gb - ga);
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
     for (int b = 0; b < nblk; b++, pa++, pb++) {
         __m512i w[8];
-        prefetch_pair_step(GGML_TYPE_Q8_0, pa, 0, end_a, gsz);
-        prefetch_pair_step(GGML_TYPE_Q8_0, pb, 0, end_b, gsz);
+        prefetch_pass(GGML_TYPE_Q8_0, ga, gsz, b, gsz);
+        prefetch_pass(GGML_TYPE_Q8_0, gb, gsz, b, gsz);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++)
             w[k] = q8_load_vnni(pa, pb, k);
@@ -632,7 +622,8 @@ T_VNNI INLINE void q6_halves_vnni(const __m512i *w, const __m512i *bc, const ker
 /* Q6_K: the halves' sums (q6_halves_vnni) times the rows' int8 scales (q6_mix). */
 T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup, const kern_q8_block *const *x,
                                   const int rn, float *const *o, int valid) {
-    TILE_ENDS(pa, pb);
+    const unsigned char *ga = (const unsigned char *)pa, *gb = (const unsigned char *)pb;
+    size_t gsz = (size_t)(gb - ga);
     __m512 acc[TILE_TOKENS_VNNI];
     for (int t = 0; t < TILE_TOKENS_VNNI; t++)
         acc[t] = _mm512_setzero_ps();
@@ -640,8 +631,8 @@ T_VNNI INLINE void q6_K_vnni_tile(const pk_q6_K *pa, const pk_q6_K *pb, int nsup
         __m512 dw = scales_2x8(pa->d, pb->d);
         for (int sb = 0; sb < 8; sb++) {
             __m512i w[8];
-            prefetch_pair_step(GGML_TYPE_Q6_K, pa, sb, end_a, gsz);
-            prefetch_pair_step(GGML_TYPE_Q6_K, pb, sb, end_b, gsz);
+            prefetch_pass(GGML_TYPE_Q6_K, ga, gsz, 8 * b + sb, gsz);
+            prefetch_pass(GGML_TYPE_Q6_K, gb, gsz, 8 * b + sb, gsz);
             q6_unpack_vnni(pa->q[sb], pb->q[sb], w);
             __m512 sc0 = i8x16_ps(pa->sc[2 * sb], pb->sc[2 * sb]);
             __m512 sc1 = i8x16_ps(pa->sc[2 * sb + 1], pb->sc[2 * sb + 1]);
